@@ -1,0 +1,81 @@
+package dev.gdsloader.cuda;
+
+import jcuda.runtime.JCuda;
+import jcuda.runtime.cudaError;
+
+/**
+ * A CUDA event without timing ({@code cudaEventDisableTiming}): a marker recorded on a stream that other
+ * streams or the host can wait for. Destroyed once by {@link #close()}.
+ *
+ * <p>Owned by its creator. Safe to record from one thread and wait on from another, as CUDA allows.
+ */
+public final class CudaEvent extends NativeResource {
+    final NativeAddress.AddressEvent event = new NativeAddress.AddressEvent();
+
+    private CudaEvent() {
+        Cuda.check(JCuda.cudaEventCreateWithFlags(event, JCuda.cudaEventDisableTiming),
+                "cudaEventCreateWithFlags(cudaEventDisableTiming)");
+    }
+
+    /**
+     * Creates an event on the current device.
+     *
+     * @return the event, owned by the caller
+     * @throws CudaException if CUDA is unavailable
+     */
+    public static CudaEvent create() {
+        Cuda.ensure();
+        return new CudaEvent();
+    }
+
+    /**
+     * Records this event at the current end of {@code stream}'s work ({@code cudaEventRecord}).
+     *
+     * @param stream the stream
+     * @throws CudaException on a CUDA error
+     */
+    public void record(CudaStream stream) {
+        checkOpen();
+        Cuda.check(JCuda.cudaEventRecord(event, stream.stream), "cudaEventRecord");
+    }
+
+    /**
+     * Blocks the calling thread until the recorded work is done ({@code cudaEventSynchronize}).
+     *
+     * @throws CudaException if the work failed or on a CUDA error
+     */
+    public void synchronize() {
+        checkOpen();
+        Cuda.check(JCuda.cudaEventSynchronize(event), "cudaEventSynchronize");
+    }
+
+    /**
+     * @return true if the recorded work is done ({@code cudaEventQuery}); never blocks
+     * @throws CudaException if the work failed
+     */
+    public boolean isComplete() {
+        checkOpen();
+        int rc = JCuda.cudaEventQuery(event);
+        if (rc == cudaError.cudaErrorNotReady) {
+            return false;
+        }
+        Cuda.check(rc, "cudaEventQuery");
+        return true;
+    }
+
+    /** @return the raw {@code cudaEvent_t} value, to pass to other native libraries */
+    public long address() {
+        checkOpen();
+        return event.address();
+    }
+
+    @Override
+    protected void free() {
+        Cuda.check(JCuda.cudaEventDestroy(event), "cudaEventDestroy");
+    }
+
+    @Override
+    protected String describe() {
+        return "CUDA event";
+    }
+}

@@ -1,0 +1,94 @@
+package dev.gdsloader.cuda;
+
+import jcuda.Pointer;
+import jcuda.runtime.JCuda;
+
+/**
+ * Device (GPU) memory from {@code cudaMalloc} on the current device, freed once by {@link #close()}.
+ *
+ * <p>Owned by whoever allocated it. Thread-safe for reading its address; the memory contents are not
+ * synchronised: order accesses with streams and events.
+ */
+public final class DeviceBuffer extends NativeResource {
+    private final NativeAddress.AddressPointer pointer;
+    private final long address;
+    private final long size;
+    private final int device;
+
+    private DeviceBuffer(NativeAddress.AddressPointer pointer, long size, int device) {
+        this.pointer = pointer;
+        this.address = pointer.address();
+        this.size = size;
+        this.device = device;
+    }
+
+    /**
+     * Allocates {@code bytes} of device memory on the current device.
+     *
+     * @param bytes size in bytes, &gt; 0
+     * @return the buffer, owned by the caller
+     * @throws IllegalArgumentException if {@code bytes <= 0}
+     * @throws CudaException if CUDA is unavailable or the device is out of memory
+     */
+    public static DeviceBuffer allocate(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("device buffer size must be > 0 bytes, got " + bytes);
+        }
+        Cuda.ensure();
+        NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
+        Cuda.check(JCuda.cudaMalloc(p, bytes), "cudaMalloc(" + bytes + " bytes of GPU memory)");
+        int[] dev = {0};
+        JCuda.cudaGetDevice(dev);
+        return new DeviceBuffer(p, bytes, dev[0]);
+    }
+
+    /** @return the device pointer (address in the device's unified address space) */
+    public long address() {
+        checkOpen();
+        return address;
+    }
+
+    /** @return size in bytes */
+    public long size() {
+        return size;
+    }
+
+    /** @return the ordinal of the device that holds the memory */
+    public int device() {
+        return device;
+    }
+
+    /**
+     * @param offset byte offset into this buffer
+     * @return a JCuda pointer to {@code address() + offset}, for JCuda calls
+     * @throws IndexOutOfBoundsException if offset is outside {@code [0, size]}
+     */
+    public Pointer pointer(long offset) {
+        checkOpen();
+        if (offset < 0 || offset > size) {
+            throw new IndexOutOfBoundsException("offset " + offset + " outside device buffer of " + size + " bytes");
+        }
+        return pointer.withByteOffset(offset);
+    }
+
+    /**
+     * Fills the whole buffer with a byte value, synchronously ({@code cudaMemset}).
+     *
+     * @param value byte value, low 8 bits used
+     * @throws CudaException on a CUDA error
+     */
+    public void fill(int value) {
+        checkOpen();
+        Cuda.check(JCuda.cudaMemset(pointer, value, size), "cudaMemset(" + size + " bytes)");
+    }
+
+    @Override
+    protected void free() {
+        Cuda.check(JCuda.cudaFree(pointer), "cudaFree(" + describe() + ")");
+    }
+
+    @Override
+    protected String describe() {
+        return "device buffer of " + size + " bytes on GPU " + device;
+    }
+}

@@ -1,0 +1,40 @@
+package dev.gdsloader.posix;
+
+import java.util.Map;
+
+/**
+ * Names of Linux {@code errno} values (x86_64 and aarch64 share them, from {@code asm-generic/errno-base.h}
+ * and {@code asm-generic/errno.h}), so errors read "EINVAL (22)" rather than a bare number.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class Errno {
+    private Errno() {
+    }
+
+    /** Interrupted system call. */
+    public static final int EINTR = 4;
+    /** I/O error. */
+    public static final int EIO = 5;
+    /** Invalid argument; what {@code open(O_DIRECT)} returns on tmpfs. */
+    public static final int EINVAL = 22;
+
+    private static final Map<Integer, String> NAMES = Map.ofEntries(
+            Map.entry(1, "EPERM"), Map.entry(2, "ENOENT"), Map.entry(4, "EINTR"), Map.entry(5, "EIO"),
+            Map.entry(6, "ENXIO"), Map.entry(9, "EBADF"), Map.entry(11, "EAGAIN"), Map.entry(12, "ENOMEM"),
+            Map.entry(13, "EACCES"), Map.entry(14, "EFAULT"), Map.entry(16, "EBUSY"), Map.entry(17, "EEXIST"),
+            Map.entry(19, "ENODEV"), Map.entry(20, "ENOTDIR"), Map.entry(21, "EISDIR"), Map.entry(22, "EINVAL"),
+            Map.entry(23, "ENFILE"), Map.entry(24, "EMFILE"), Map.entry(27, "EFBIG"), Map.entry(28, "ENOSPC"),
+            Map.entry(29, "ESPIPE"), Map.entry(30, "EROFS"), Map.entry(36, "ENAMETOOLONG"), Map.entry(38, "ENOSYS"),
+            Map.entry(40, "ELOOP"), Map.entry(61, "ENODATA"), Map.entry(75, "EOVERFLOW"), Map.entry(95, "EOPNOTSUPP"),
+            Map.entry(110, "ETIMEDOUT"), Map.entry(121, "EREMOTEIO"), Map.entry(122, "EDQUOT"));
+
+    /**
+     * @param errno a positive errno value
+     * @return e.g. "EINVAL (22)", or "errno 999" when unknown
+     */
+    public static String describe(int errno) {
+        String n = NAMES.get(errno);
+        return n == null ? "errno " + errno : n + " (" + errno + ")";
+    }
+}

@@ -1,0 +1,69 @@
+package dev.gdsloader.posix;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The few libc calls the loader needs ({@code open}, {@code pread}, {@code close}), bound through the
+ * Foreign Function &amp; Memory API with {@code errno} captured right after each call.
+ *
+ * <p>Flag values are Linux's generic ones ({@code asm-generic/fcntl.h}, used by x86_64 and aarch64).
+ * Thread-safe: the method handles are immutable; each call captures errno into a segment the caller owns.
+ */
+final class Libc {
+    private Libc() {
+    }
+
+    static final int O_RDONLY = 0;
+    static final int O_WRONLY = 1;
+    static final int O_RDWR = 2;
+    static final int O_CREAT = 0100;
+    static final int O_TRUNC = 01000;
+    static final int O_CLOEXEC = 02000000;
+    /** x86_64 value; aarch64 uses 0200000. */
+    static final int O_DIRECT = isAarch64() ? 0200000 : 040000;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO_HANDLE =
+            CALL_STATE.varHandle(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+
+    static final MethodHandle OPEN = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("open").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            ERRNO, Linker.Option.firstVariadicArg(2));
+    static final MethodHandle PREAD = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("pread").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+            ERRNO);
+    static final MethodHandle PWRITE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("pwrite").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+            ERRNO);
+    static final MethodHandle CLOSE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("close").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            ERRNO);
+
+    static int errno(MemorySegment state) {
+        return (int) ERRNO_HANDLE.get(state, 0L);
+    }
+
+    static MemorySegment newCallState(Arena arena) {
+        return arena.allocate(CALL_STATE);
+    }
+
+    private static boolean isAarch64() {
+        String arch = System.getProperty("os.arch", "");
+        return arch.equals("aarch64") || arch.equals("arm64");
+    }
+}
