@@ -1,0 +1,124 @@
+package dev.gdsloader.loader;
+
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.CudaStream;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One batch handed to the consumer: {@link #records()} consecutive samples starting at global record
+ * {@link #firstRecord()}, one {@link ColumnView} per column, in a slot of the loader's prefetch ring.
+ *
+ * <p>On a device path the data is ready once {@link #readyEvent()} has completed: make your stream wait
+ * for it with {@link #awaitOn(CudaStream)} (no host synchronisation), then, after enqueuing your work,
+ * {@link #release(CudaStream)} so the loader refills the slot only after that work has run. Host-synchronous
+ * users call {@link #close()} when done. Each batch is released once; later calls do nothing. Not
+ * thread-safe. Hold fewer batches than the prefetch depth, or the loader waits for you.
+ */
+public final class Batch implements AutoCloseable {
+    /** Gives a slot back to the loader. */
+    interface Releaser {
+        void release(Batch batch, CudaStream consumerStream);
+    }
+
+    private final long index;
+    private final long firstRecord;
+    private final int records;
+    private final List<ColumnView> columns;
+    private final PathTaken path;
+    private final CudaEvent ready;
+    private final Releaser releaser;
+    final int slot;
+    private boolean released;
+
+    Batch(long index, long firstRecord, int records, List<ColumnView> columns, PathTaken path, CudaEvent ready,
+          int slot, Releaser releaser) {
+        this.index = index;
+        this.firstRecord = firstRecord;
+        this.records = records;
+        this.columns = columns;
+        this.path = path;
+        this.ready = ready;
+        this.slot = slot;
+        this.releaser = releaser;
+    }
+
+    /** @return batch index within the epoch, from 0 */
+    public long index() {
+        return index;
+    }
+
+    /** @return global index of the first record */
+    public long firstRecord() {
+        return firstRecord;
+    }
+
+    /** @return number of records (samples) in this batch */
+    public int records() {
+        return records;
+    }
+
+    /** @return the column views, in dataset column order */
+    public List<ColumnView> columns() {
+        return columns;
+    }
+
+    /**
+     * @param name column name
+     * @return that column's view
+     * @throws IllegalArgumentException if there is no such column
+     */
+    public ColumnView column(String name) {
+        return columns.stream().filter(c -> c.name().equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("batch has no column '" + name + "'"));
+    }
+
+    /** @return useful bytes over all columns */
+    public long bytes() {
+        return columns.stream().mapToLong(ColumnView::bytes).sum();
+    }
+
+    /** @return how the bytes really travelled */
+    public PathTaken path() {
+        return path;
+    }
+
+    /** @return the event after which the data is in device memory; empty on the host path */
+    public Optional<CudaEvent> readyEvent() {
+        return Optional.ofNullable(ready);
+    }
+
+    /**
+     * Makes {@code consumerStream} wait until the data is ready ({@code cudaStreamWaitEvent}); the host does
+     * not block. On the host path it does nothing.
+     *
+     * @param consumerStream the consumer's stream
+     */
+    public void awaitOn(CudaStream consumerStream) {
+        if (ready != null) {
+            consumerStream.waitFor(ready);
+        }
+    }
+
+    /**
+     * Releases the batch once the work already enqueued on {@code consumerStream} has run: the loader
+     * records an event there and refills the slot only after it.
+     *
+     * @param consumerStream the stream the consumer used the data on
+     */
+    public void release(CudaStream consumerStream) {
+        if (!released) {
+            released = true;
+            releaser.release(this, consumerStream);
+        }
+    }
+
+    /** Releases the batch now: the caller is done with its memory. */
+    @Override
+    public void close() {
+        if (!released) {
+            released = true;
+            releaser.release(this, null);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package dev.gdsloader.loader;
+
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.loader.dataset.Column;
+import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.plan.BatchPlan;
+import dev.gdsloader.loader.plan.ColumnPlan;
+import dev.gdsloader.loader.slot.Slot;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * One epoch of the pipeline. A reader thread walks the batch plans: it takes a free slot from the ring
+ * (waiting for the consumer's release), starts its reads on the I/O pool and queues the pending batch;
+ * the consumer's {@link #next()} takes pending batches in order and waits for their reads. Reads of
+ * up to prefetch-depth batches are in flight while the consumer works.
+ */
+final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
+    private record Pending(BatchPlan plan, Slot slot, CompletableFuture<Long> io, Throwable error) {
+    }
+
+    private static final Pending END = new Pending(null, null, null, null);
+
+    private final List<BatchPlan> plans;
+    private final List<Slot> slots;
+    private final IoEngine engine;
+    private final ExecutorService pool;
+    private final List<Column> columns;
+    private final BlockingQueue<Slot> free;
+    private final BlockingQueue<Pending> ready;
+    private final Thread reader;
+    private final AtomicReferenceArray<CompletableFuture<Long>> inFlight;
+    private final long startNanos = System.nanoTime();
+    private Pending next;
+    private volatile boolean closed;
+    private long batches;
+    private long bytes;
+    private long storageBytes;
+    private long stallNanos;
+    private long lastNanos;
+
+    EpochPipeline(List<BatchPlan> plans, List<Slot> slots, IoEngine engine, ExecutorService pool, List<Column> columns) {
+        this.plans = plans;
+        this.slots = slots;
+        this.engine = engine;
+        this.pool = pool;
+        this.columns = columns;
+        this.inFlight = new AtomicReferenceArray<>(slots.size());
+        this.free = new ArrayBlockingQueue<>(slots.size(), false, slots);
+        this.ready = new ArrayBlockingQueue<>(slots.size() + 1);
+        this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
+        this.reader.start();
+    }
+
+    private void readLoop() {
+        try {
+            for (BatchPlan p : plans) {
+                Slot s = free.take();
+                if (closed) {
+                    return;
+                }
+                s.awaitReusable();
+                CompletableFuture<Long> io = engine.load(p, s, pool);
+                inFlight.set(s.index(), io);
+                ready.put(new Pending(p, s, io, null));
+            }
+            ready.put(END);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            ready.offer(new Pending(null, null, null, e));
+        }
+    }
+
+    @Override
+    public boolean hasNext() {
+        if (next == null) {
+            long t0 = System.nanoTime();
+            try {
+                next = ready.take();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for a batch", e);
+            } finally {
+                stallNanos += System.nanoTime() - t0;
+            }
+            if (next == END) {
+                ready.offer(END);
+            }
+        }
+        return next != END;
+    }
+
+    @Override
+    public Batch next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("epoch finished after " + batches + " batches");
+        }
+        Pending p = next;
+        next = null;
+        if (p.error != null) {
+            throw new IllegalStateException("loader failed: " + p.error.getMessage(), p.error);
+        }
+        long t0 = System.nanoTime();
+        long read;
+        try {
+            read = p.io.join();
+        } catch (RuntimeException e) {
+            Throwable cause = IoEngine.cause(e);
+            if (cause instanceof IOException io) {
+                throw new UncheckedIOException("batch " + p.plan.index() + " (records " + p.plan.firstRecord() + ".."
+                        + (p.plan.firstRecord() + p.plan.records() - 1) + "): " + io.getMessage(), io);
+            }
+            throw new IllegalStateException("batch " + p.plan.index() + ": " + cause.getMessage(), cause);
+        } finally {
+            stallNanos += System.nanoTime() - t0;
+        }
+        List<ColumnView> views = new ArrayList<>(p.plan.columns().size());
+        for (ColumnPlan c : p.plan.columns()) {
+            views.add(view(p, c));
+        }
+        batches++;
+        bytes += p.plan.bytes();
+        storageBytes += read;
+        lastNanos = System.nanoTime();
+        return new Batch(p.plan.index(), p.plan.firstRecord(), p.plan.records(), List.copyOf(views),
+                engine.pathTaken(), p.slot.ready(), p.slot.index(), this::release);
+    }
+
+    private ColumnView view(Pending p, ColumnPlan c) {
+        Column column = columns.get(c.column());
+        long[] rs = column.recordShape();
+        long[] shape = new long[rs.length + 1];
+        shape[0] = p.plan.records();
+        System.arraycopy(rs, 0, shape, 1, rs.length);
+        long off = engine.viewOffset(p.slot, c);
+        return new ColumnView(column.name(), column.dtype(), shape, c.bytes(), p.slot.device(), off,
+                p.slot.hostTarget() == null ? null : p.slot.hostTarget().asSlice(off, c.bytes()));
+    }
+
+    private void release(Batch b, CudaStream consumerStream) {
+        Slot s = slots.get(b.slot);
+        if (consumerStream != null) {
+            s.releaseOn(consumerStream);
+        }
+        free.offer(s);
+    }
+
+    /** @return the counters so far */
+    LoaderStats stats() {
+        return new LoaderStats(engine.pathTaken(), batches, bytes, storageBytes,
+                batches == 0 ? 0 : lastNanos - startNanos, stallNanos);
+    }
+
+    /**
+     * Stops the reader and waits up to {@code timeoutMillis} for in-flight reads to end, so that no read
+     * lands in memory that is about to be freed.
+     *
+     * @return true if all I/O stopped in time
+     */
+    boolean stop(long timeoutMillis) {
+        closed = true;
+        reader.interrupt();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        try {
+            reader.join(Math.max(1, timeoutMillis));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (int i = 0; i < inFlight.length(); i++) {
+            CompletableFuture<Long> f = inFlight.get(i);
+            if (f == null) {
+                continue;
+            }
+            long left = deadline - System.nanoTime();
+            try {
+                f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                return false;
+            } catch (Exception ignored) {
+                // a failed read is stopped too
+            }
+        }
+        return !reader.isAlive();
+    }
+
+    @Override
+    public void close() {
+        stop(10_000);
+    }
+}

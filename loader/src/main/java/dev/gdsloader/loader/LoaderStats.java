@@ -1,0 +1,23 @@
+package dev.gdsloader.loader;
+
+/**
+ * Counters of one epoch (or of the epoch in progress), for benchmarks and metrics.
+ *
+ * @param path the path the batches took
+ * @param batches batches handed to the consumer
+ * @param bytes useful bytes delivered (records only)
+ * @param storageBytes bytes read from storage, including 4 KiB alignment overhead
+ * @param wallNanos from the start of the epoch to the last batch handed over
+ * @param stallNanos time the consumer spent waiting inside {@code next()} for a batch
+ */
+public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos) {
+    /** @return delivered throughput in GB/s (1e9 bytes per second), 0 before the first batch */
+    public double gigabytesPerSecond() {
+        return wallNanos == 0 ? 0 : bytes / (double) wallNanos;
+    }
+
+    /** @return consumer stall time in milliseconds */
+    public double stallMillis() {
+        return stallNanos / 1e6;
+    }
+}

@@ -1,0 +1,15 @@
+package dev.gdsloader.loader;
+
+/**
+ * Which way the loader moves bytes from storage to the consumer, as requested.
+ */
+public enum ReadPath {
+    /** GDS where cuFile can register the shards, else BOUNCE where there is a GPU, else HOST; the reason is logged once. */
+    AUTO,
+    /** {@code cuFileRead} straight into device memory (true GPUDirect, or cuFile's compat mode where the probe says so). */
+    GDS,
+    /** {@code O_DIRECT pread} into pinned host memory, then {@code cudaMemcpyAsync} on the slot's stream. */
+    BOUNCE,
+    /** {@code O_DIRECT pread} into host memory only; for machines without a GPU. */
+    HOST
+}

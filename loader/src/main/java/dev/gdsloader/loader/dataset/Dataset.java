@@ -1,0 +1,136 @@
+package dev.gdsloader.loader.dataset;
+
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.npy.NpyShard;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * A sharded dataset: one or more {@link Column}s with the same number of records, record {@code i} of
+ * every column belonging to sample {@code i}.
+ *
+ * <p>Shard files are named {@code <column>-<NNNNN>.npy} (what {@code gdsloader generate} and
+ * {@code gdsloader convert idx} write); a {@code .npy} file without the numeric suffix is a one-shard
+ * column named after the file. Immutable and thread-safe; holds no open files.
+ */
+public final class Dataset {
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.npy$");
+
+    private final Path root;
+    private final List<Column> columns;
+
+    private Dataset(Path root, List<Column> columns) {
+        this.root = root;
+        this.columns = List.copyOf(columns);
+        long n = columns.get(0).recordCount();
+        for (Column c : columns) {
+            if (c.recordCount() != n) {
+                throw new IllegalArgumentException(root + ": column '" + c.name() + "' has " + c.recordCount()
+                        + " records but column '" + columns.get(0).name() + "' has " + n);
+            }
+        }
+    }
+
+    /**
+     * Opens every {@code .npy} shard in a directory (not recursive), or a single {@code .npy} file.
+     *
+     * @param dirOrFile a directory of shards or one shard
+     * @return the dataset
+     * @throws IOException if the directory has no {@code .npy} files or a shard is malformed (a
+     *     {@link dev.gdsloader.formats.FormatException} naming file and offset)
+     * @throws IllegalArgumentException if columns disagree on record counts, or shards of one column on
+     *     dtype or record shape
+     */
+    public static Dataset open(Path dirOrFile) throws IOException {
+        if (Files.isDirectory(dirOrFile)) {
+            List<Path> files;
+            try (Stream<Path> s = Files.list(dirOrFile)) {
+                files = s.filter(p -> p.getFileName().toString().endsWith(".npy") && Files.isRegularFile(p)).sorted().toList();
+            }
+            if (files.isEmpty()) {
+                throw new IOException(dirOrFile + ": no .npy shards in this directory");
+            }
+            return ofShards(dirOrFile, files);
+        }
+        return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
+    }
+
+    /**
+     * Groups shard files into columns by name ({@code <column>-<NNNNN>.npy}, ordered by NNNNN).
+     *
+     * @param root directory to name in messages
+     * @param files shard files
+     * @return the dataset
+     * @throws IOException if a shard is malformed
+     */
+    public static Dataset ofShards(Path root, List<Path> files) throws IOException {
+        record Named(String column, long number, Path file) { }
+        List<Named> named = new ArrayList<>();
+        for (Path f : files) {
+            String fn = f.getFileName().toString();
+            Matcher m = SHARD_NAME.matcher(fn);
+            named.add(m.matches() ? new Named(m.group(1), Long.parseLong(m.group(2)), f)
+                    : new Named(fn.endsWith(".npy") ? fn.substring(0, fn.length() - 4) : fn, 0, f));
+        }
+        named.sort(Comparator.comparing(Named::column).thenComparingLong(Named::number));
+        Map<String, List<RecordLayout>> byColumn = new LinkedHashMap<>();
+        for (Named n : named) {
+            byColumn.computeIfAbsent(n.column(), k -> new ArrayList<>()).add(NpyShard.open(n.file()));
+        }
+        List<Column> columns = new ArrayList<>();
+        byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
+        return new Dataset(root, columns);
+    }
+
+    /** @return the directory the dataset came from */
+    public Path root() {
+        return root;
+    }
+
+    /** @return the columns, ordered by name */
+    public List<Column> columns() {
+        return columns;
+    }
+
+    /**
+     * @param name column name
+     * @return the column
+     * @throws IllegalArgumentException naming the columns that exist, if there is none of that name
+     */
+    public Column column(String name) {
+        return columns.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
+                new IllegalArgumentException(root + ": no column '" + name + "'; columns are "
+                        + columns.stream().map(Column::name).toList()));
+    }
+
+    /** @return records per column (the number of samples) */
+    public long recordCount() {
+        return columns.get(0).recordCount();
+    }
+
+    /** @return data bytes over all columns (records only) */
+    public long dataBytes() {
+        return columns.stream().mapToLong(Column::dataBytes).sum();
+    }
+
+    /**
+     * @param names columns to keep, in the order given
+     * @return a dataset with only those columns
+     * @throws IllegalArgumentException if a name does not exist
+     */
+    public Dataset select(List<String> names) {
+        if (names.isEmpty()) {
+            return this;
+        }
+        return new Dataset(root, names.stream().map(this::column).toList());
+    }
+}

@@ -1,0 +1,216 @@
+package dev.gdsloader.loader.slot;
+
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.cufile.CuFileBufferRegistration;
+import dev.gdsloader.posix.AlignedMemory;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One entry of the prefetch ring: the memory one batch lands in, plus the stream its copies run on and
+ * the events that say when its data is ready and when the consumer has let go of it.
+ *
+ * <p>What a slot holds depends on the path: GDS has device memory (registered with cuFile); BOUNCE has
+ * device memory and pinned staging; HOST has host target and host staging. Owned by the loader, handed
+ * to one batch at a time; {@link #close()} frees everything it holds, once, in reverse order of creation.
+ */
+public final class Slot implements AutoCloseable {
+    private final int index;
+    private final SlotLayout layout;
+    private final DeviceBuffer device;
+    private final PinnedBuffer pinned;
+    private final AlignedMemory hostTarget;
+    private final AlignedMemory hostStaging;
+    private final CudaStream stream;
+    private final CudaEvent ready;
+    private final CudaEvent released;
+    private final CuFileBufferRegistration registration;
+    private volatile boolean releasePending;
+    private boolean closed;
+
+    private Slot(Builder b) {
+        this.index = b.index;
+        this.layout = b.layout;
+        this.device = b.device;
+        this.pinned = b.pinned;
+        this.hostTarget = b.hostTarget;
+        this.hostStaging = b.hostStaging;
+        this.stream = b.stream;
+        this.ready = b.ready;
+        this.released = b.released;
+        this.registration = b.registration;
+    }
+
+    /** @return position in the ring */
+    public int index() {
+        return index;
+    }
+
+    /** @return the region layout */
+    public SlotLayout layout() {
+        return layout;
+    }
+
+    /** @return device target memory, or null on the host path */
+    public DeviceBuffer device() {
+        return device;
+    }
+
+    /** @return pinned staging memory (bounce path), or null */
+    public PinnedBuffer pinned() {
+        return pinned;
+    }
+
+    /** @return host target memory (host path), or null */
+    public MemorySegment hostTarget() {
+        return hostTarget == null ? null : hostTarget.segment();
+    }
+
+    /** @return staging memory for the staged paths: pinned (bounce) or plain aligned host memory (host) */
+    public MemorySegment staging() {
+        return pinned != null ? pinned.segment() : hostStaging == null ? null : hostStaging.segment();
+    }
+
+    /** @return the slot's stream, or null on the host path */
+    public CudaStream stream() {
+        return stream;
+    }
+
+    /** @return the event recorded after the batch's last copy, or null on the host path */
+    public CudaEvent ready() {
+        return ready;
+    }
+
+    /**
+     * Marks the slot released on the consumer's stream: records {@code released} there, so the loader
+     * refills the slot only after the consumer's queued work on it has run.
+     *
+     * @param consumerStream the consumer's stream
+     */
+    public void releaseOn(CudaStream consumerStream) {
+        released.record(consumerStream);
+        releasePending = true;
+    }
+
+    /**
+     * Blocks until the slot may be refilled: the consumer's release event (if any) and the slot's own last
+     * copies (the pinned staging must not be overwritten under an in-flight copy) have completed.
+     */
+    public void awaitReusable() {
+        if (releasePending) {
+            released.synchronize();
+            releasePending = false;
+        }
+        if (ready != null) {
+            ready.synchronize();
+        }
+    }
+
+    /** Frees everything the slot holds, once. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<AutoCloseable> order = new ArrayList<>();
+        order.add(registration);
+        order.add(stream == null ? null : (AutoCloseable) stream::synchronize);
+        order.add(released);
+        order.add(ready);
+        order.add(stream);
+        order.add(device);
+        order.add(pinned);
+        order.add(hostTarget);
+        order.add(hostStaging);
+        RuntimeException first = null;
+        for (AutoCloseable c : order) {
+            if (c == null) {
+                continue;
+            }
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = new IllegalStateException("slot " + index + ": freeing failed: " + e.getMessage(), e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /**
+     * Assembles a slot; each setter hands ownership of the resource to the slot being built. If
+     * {@link #build()} is never reached, {@link #abandon()} frees what was handed over.
+     */
+    public static final class Builder {
+        private final int index;
+        private final SlotLayout layout;
+        private DeviceBuffer device;
+        private PinnedBuffer pinned;
+        private AlignedMemory hostTarget;
+        private AlignedMemory hostStaging;
+        private CudaStream stream;
+        private CudaEvent ready;
+        private CudaEvent released;
+        private CuFileBufferRegistration registration;
+
+        /**
+         * @param index position in the ring
+         * @param layout region layout
+         */
+        public Builder(int index, SlotLayout layout) {
+            this.index = index;
+            this.layout = layout;
+        }
+
+        /** Allocates device target memory, a stream and two events on the current device. @return this */
+        public Builder withDevice() {
+            device = DeviceBuffer.allocate(layout.targetBytes());
+            stream = CudaStream.create();
+            ready = CudaEvent.create();
+            released = CudaEvent.create();
+            return this;
+        }
+
+        /** Allocates pinned staging memory. @return this */
+        public Builder withPinnedStaging() {
+            pinned = PinnedBuffer.allocate(layout.stagingBytes());
+            return this;
+        }
+
+        /** Allocates host target and host staging memory. @return this */
+        public Builder withHostMemory() {
+            hostTarget = new AlignedMemory(layout.targetBytes());
+            hostStaging = new AlignedMemory(layout.stagingBytes());
+            return this;
+        }
+
+        /**
+         * Registers the device memory with cuFile.
+         *
+         * @return this
+         * @throws dev.gdsloader.cufile.CuFileException if registration fails
+         */
+        public Builder withCuFileRegistration() throws dev.gdsloader.cufile.CuFileException {
+            registration = CuFileBufferRegistration.register(device);
+            return this;
+        }
+
+        /** @return the slot, owning everything allocated */
+        public Slot build() {
+            return new Slot(this);
+        }
+
+        /** Frees whatever was allocated, for when building fails half-way. */
+        public void abandon() {
+            new Slot(this).close();
+        }
+    }
+}
