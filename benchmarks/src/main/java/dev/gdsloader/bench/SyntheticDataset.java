@@ -1,0 +1,65 @@
+package dev.gdsloader.bench;
+
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.npy.NpyWriter;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Writes synthetic {@code .npy} shards for benchmarks: {@code data-NNNNN.npy}, each {@code uint8
+ * [records, recordBytes]}, filled with seeded pseudo-random bytes (so every byte is checkable and no
+ * compression or deduplication flatters the numbers). Stateless and thread-safe.
+ */
+public final class SyntheticDataset {
+    private SyntheticDataset() {
+    }
+
+    /**
+     * @param dir output directory (created if missing)
+     * @param totalBytes approximate total data bytes, &gt; 0; rounded down to whole records per shard
+     * @param shards number of shards, &ge; 1
+     * @param recordBytes bytes per record, &ge; 1
+     * @param seed seed of the byte stream
+     * @return the shard files written, in order
+     * @throws IOException on a write failure
+     * @throws IllegalArgumentException if the sizes leave a shard with no records
+     */
+    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed) throws IOException {
+        if (shards < 1 || recordBytes < 1 || totalBytes < (long) shards * recordBytes) {
+            throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
+                    + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
+        }
+        Files.createDirectories(dir);
+        long recordsPerShard = totalBytes / shards / recordBytes;
+        SplittableRandom rnd = new SplittableRandom(seed);
+        ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+        List<Path> files = new ArrayList<>();
+        for (int s = 0; s < shards; s++) {
+            Path f = dir.resolve(String.format("data-%05d.npy", s));
+            long bytes = recordsPerShard * recordBytes;
+            try (NpyWriter w = NpyWriter.create(f, DType.UINT8, new long[] {recordsPerShard, recordBytes})) {
+                for (long left = bytes; left > 0; ) {
+                    buf.clear();
+                    int n = (int) Math.min(buf.capacity(), left);
+                    for (int i = 0; i + 8 <= n; i += 8) {
+                        buf.putLong(rnd.nextLong());
+                    }
+                    while (buf.position() < n) {
+                        buf.put((byte) rnd.nextInt());
+                    }
+                    buf.flip();
+                    w.write(buf);
+                    left -= n;
+                }
+            }
+            files.add(f);
+        }
+        return files;
+    }
+}

@@ -1,0 +1,52 @@
+package dev.gdsloader.cli;
+
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+
+/**
+ * Parses sizes such as {@code 4096}, {@code 64KiB}, {@code 8MiB}, {@code 1GiB} (powers of 1024) and
+ * {@code 1GB} (powers of 1000) into bytes, for command-line options.
+ */
+final class ByteSize implements CommandLine.ITypeConverter<Long> {
+    private static final Pattern P = Pattern.compile("(\\d+)\\s*([kmgt]i?b?|b)?", Pattern.CASE_INSENSITIVE);
+
+    @Override
+    public Long convert(String value) {
+        Matcher m = P.matcher(value.trim());
+        if (!m.matches()) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use e.g. 4096, 64KiB, 8MiB, 1GiB or 1GB");
+        }
+        long n = Long.parseLong(m.group(1));
+        String u = m.group(2) == null ? "b" : m.group(2).toLowerCase(Locale.ROOT);
+        boolean binary = u.contains("i") || u.length() == 1;
+        long base = binary ? 1024 : 1000;
+        int power = switch (u.charAt(0)) {
+            case 'k' -> 1;
+            case 'm' -> 2;
+            case 'g' -> 3;
+            case 't' -> 4;
+            default -> 0;
+        };
+        long mult = 1;
+        for (int i = 0; i < power; i++) {
+            mult *= base;
+        }
+        try {
+            return Math.multiplyExact(n, mult);
+        } catch (ArithmeticException e) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is too large");
+        }
+    }
+
+    static String format(long bytes) {
+        if (bytes >= 1L << 30) {
+            return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
+        }
+        if (bytes >= 1L << 20) {
+            return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
+        }
+        return bytes + " bytes";
+    }
+}

@@ -1,0 +1,43 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.formats.idx.IdxToNpy;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader convert}: converters into {@code .npy} shards.
+ */
+@Command(name = "convert", mixinStandardHelpOptions = true, description = "Convert datasets into .npy shards.",
+        subcommands = ConvertCommand.Idx.class)
+final class ConvertCommand {
+
+    /** {@code gdsloader convert idx}: IDX (MNIST format) files to {@code .npy} shards. */
+    @Command(name = "idx", mixinStandardHelpOptions = true,
+            description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.npy "
+                    + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy.")
+    static final class Idx implements Callable<Integer> {
+        @Option(names = {"-o", "--out"}, required = true, description = "output directory")
+        Path out;
+
+        @Option(names = "--records-per-shard", defaultValue = "10000",
+                description = "records per shard (default: ${DEFAULT-VALUE})")
+        long recordsPerShard;
+
+        @Parameters(arity = "1..*", description = "IDX files")
+        List<Path> files;
+
+        @Override
+        public Integer call() throws Exception {
+            for (Path f : files) {
+                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard);
+                System.out.println(f.getFileName() + " -> " + written.size() + " shards in "
+                        + (written.isEmpty() ? out : written.get(0).getParent()));
+            }
+            return 0;
+        }
+    }
+}

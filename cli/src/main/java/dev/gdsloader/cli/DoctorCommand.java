@@ -1,0 +1,116 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaAvailability;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.cufile.CuFileDriverProperties;
+import dev.gdsloader.cufile.CuFileLibrary;
+import dev.gdsloader.cufile.CuFileStatus;
+import dev.gdsloader.loader.io.PathSelector;
+import dev.gdsloader.posix.AlignedMemory;
+import dev.gdsloader.posix.PosixFile;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code gdsloader doctor}: an environment report in the spirit of {@code gdscheck -p}.
+ */
+@Command(name = "doctor", mixinStandardHelpOptions = true,
+        description = "Report GPU, driver, CUDA runtime, libcufile, cuFile mode and why, a pinned-memory test, "
+                + "whether a data directory takes O_DIRECT, and which path AUTO picks there.")
+final class DoctorCommand implements Callable<Integer> {
+    @Option(names = {"-d", "--data"}, description = "data directory to check (default: ${DEFAULT-VALUE})", defaultValue = ".")
+    Path data;
+
+    @Override
+    public Integer call() {
+        PrintStream out = System.out;
+        out.println("gdsloader doctor");
+        line(out, "java", Runtime.version() + " (" + System.getProperty("java.vendor") + ")");
+        CudaAvailability cuda = Cuda.availability();
+        if (cuda.available()) {
+            line(out, "CUDA driver", CudaAvailability.format(cuda.driverVersion()) + " (runtime in JCuda: "
+                    + CudaAvailability.format(cuda.runtimeVersion()) + ")");
+            for (int i = 0; i < cuda.deviceCount(); i++) {
+                CudaDevice d = CudaDevice.get(i);
+                line(out, "GPU " + i, String.format(Locale.ROOT, "%s, %.1f GB, compute %d.%d, %d copy engines, PCI %s",
+                        d.name(), d.totalMemoryBytes() / 1e9, d.computeMajor(), d.computeMinor(), d.copyEngines(), d.pciBusId()));
+            }
+        } else {
+            line(out, "GPU", "none: " + cuda.reason());
+        }
+        CuFileLibrary lib = CuFileLibrary.get();
+        line(out, "libcufile", lib.isPresent() ? CuFileLibrary.SONAME + " found" : lib.failure().orElseThrow());
+        PathSelector.Decision auto = PathSelector.decideAuto(data.toAbsolutePath());
+        CuFileStatus st = auto.cuFile();
+        st.libraryVersion().ifPresent(v -> line(out, "cuFile version", v));
+        line(out, "cuFile mode", st.mode() + ": " + st.reason());
+        st.properties().ifPresent(p -> line(out, "cuFile driver", props(p)));
+        lib.logPath().ifPresent(p -> line(out, "cuFile log", p));
+        line(out, "pinned memory", cuda.available() ? pinnedTest() : "not tested: no GPU");
+        line(out, "O_DIRECT", directTest(data.toAbsolutePath()));
+        line(out, "AUTO path", auto.reason());
+        return 0;
+    }
+
+    private static String props(CuFileDriverProperties p) {
+        return String.format(Locale.ROOT, "nvidia-fs %s, max direct I/O %d KiB, per-buffer cache %d KiB, max batch I/O %d",
+                p.nvfsLoaded() ? p.nvfsMajor() + "." + p.nvfsMinor() : "not loaded", p.maxDirectIoBytes() / 1024,
+                p.perBufferCacheBytes() / 1024, p.maxBatchIoSize());
+    }
+
+    private static String pinnedTest() {
+        long bytes = 64L << 20;
+        try (PinnedBuffer pinned = PinnedBuffer.allocate(bytes);
+             DeviceBuffer dev = DeviceBuffer.allocate(bytes);
+             CudaStream s = CudaStream.create()) {
+            s.copyToDevice(dev, 0, pinned, 0, bytes);
+            s.synchronize();
+            long t0 = System.nanoTime();
+            int reps = 8;
+            for (int i = 0; i < reps; i++) {
+                s.copyToDevice(dev, 0, pinned, 0, bytes);
+            }
+            s.synchronize();
+            double gbps = reps * bytes / (double) (System.nanoTime() - t0);
+            return String.format(Locale.ROOT, "OK: cudaHostAlloc of 64 MiB; pinned host-to-device copy %.1f GB/s", gbps);
+        } catch (RuntimeException e) {
+            return "FAILED: " + e.getMessage();
+        }
+    }
+
+    private static String directTest(Path dir) {
+        Path f = null;
+        try {
+            f = Files.createTempFile(dir, ".gdsloader-odirect-", ".bin");
+            Files.write(f, new byte[PosixFile.DIRECT_ALIGNMENT]);
+            try (PosixFile pf = PosixFile.openForRead(f, true); AlignedMemory m = new AlignedMemory(PosixFile.DIRECT_ALIGNMENT)) {
+                long n = pf.read(m.segment(), 0);
+                return dir + ": " + (pf.isDirect() ? "yes (4 KiB O_DIRECT pread returned " + n + " bytes)" : "no, " + pf.openMode());
+            }
+        } catch (IOException e) {
+            return dir + ": cannot test: " + e.getMessage();
+        } finally {
+            if (f != null) {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException ignored) {
+                    // a leftover 4 KiB probe file is harmless
+                }
+            }
+        }
+    }
+
+    private static void line(PrintStream out, String key, String value) {
+        out.printf(Locale.ROOT, "  %-15s %s%n", key, value);
+    }
+}

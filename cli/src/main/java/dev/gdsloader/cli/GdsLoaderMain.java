@@ -1,0 +1,39 @@
+package dev.gdsloader.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code gdsloader}: the command line over the library. Each subcommand is a thin shell over library
+ * calls; exit status 0 on success, 1 when a check failed (a checksum mismatch), 2 on bad usage or input.
+ */
+@Command(name = "gdsloader", mixinStandardHelpOptions = true, version = "gdsloader 0.1.0",
+        description = "GPUDirect Storage data loader: sharded training data from NVMe into GPU memory.",
+        subcommands = {DoctorCommand.class, GenerateCommand.class, ConvertCommand.class, BenchCommand.class,
+            ChecksumCommand.class})
+public final class GdsLoaderMain {
+    private GdsLoaderMain() {
+    }
+
+    /**
+     * @param args command-line arguments
+     */
+    public static void main(String[] args) {
+        // one line per log record: "INFO: gdsloader path ..." (java.util.logging.SimpleFormatter)
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
+        CommandLine cl = new CommandLine(new GdsLoaderMain());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            cmd.getErr().println("gdsloader " + cmd.getCommandName() + ": " + message(ex));
+            if (Boolean.getBoolean("gdsloader.debug")) {
+                ex.printStackTrace(cmd.getErr());
+            }
+            return 2;
+        });
+        System.exit(cl.execute(args));
+    }
+
+    private static String message(Throwable t) {
+        String m = t.getMessage();
+        return m == null ? t.toString() : m;
+    }
+}
