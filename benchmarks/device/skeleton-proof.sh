@@ -4,7 +4,7 @@
 #   2. with them: doctor; Fashion-MNIST -> .npy -> bench, cold; loader CRC32 of a shard == numpy's;
 #   3. a generated 4 GiB dataset, page cache dropped before the ceiling and before each path.
 # Prepare on the build machine first:
-#   ./mvnw -q -DskipTests package && ../shared/gpu/prepare.sh cli/target/lib cli/target/*.jar --data ../shared/datasets/fashion-mnist
+#   benchmarks/device/pack.sh --data ../shared/datasets/fashion-mnist
 # then run it there with .device carried: bash benchmarks/device/skeleton-proof.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,7 +25,7 @@ echo "=== 2. with udev records"
 unset DEVICE_NO_UDEV_FIX
 source .device/env.sh
 gds doctor --data "$work/fm/test"
-gds bench --drop-caches "$work/fm/train"
+gds bench --drop-caches --batch-bytes 4MiB "$work/fm/train"
 for p in GDS BOUNCE HOST; do gds checksum --path $p "$work/fm/test/images-00000.npy"; done
 python3 -c "import numpy as np, zlib; a = np.load('$work/fm/test/images-00000.npy'); print('numpy', a.shape, a.dtype, 'crc32=%d' % zlib.crc32(a.tobytes()))"
 
