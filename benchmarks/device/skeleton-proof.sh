@@ -15,6 +15,8 @@ gds() { java --enable-native-access=ALL-UNNAMED -Djava.util.logging.SimpleFormat
 echo "=== storage: $(df -hT "$work" | tail -1)"
 
 echo "=== 1. no udev records for the disk (DEVICE_NO_UDEV_FIX=1)"
+# a machine kept warm from an earlier call already has the records env.sh wrote: set them aside meanwhile
+[ -d /run/udev/data ] && mv /run/udev/data /run/udev/data.gdsloader-aside
 DEVICE_NO_UDEV_FIX=1 source .device/env.sh
 gds convert idx --out "$work/fm" .device/data/*.gz
 gds doctor --data "$work/fm/test"
@@ -22,6 +24,7 @@ gds checksum --path AUTO "$work/fm/test/images-00000.npy"
 gds bench --paths GDS "$work/fm/test"; echo "exit status of an explicit GDS bench: $?"
 
 echo "=== 2. with udev records"
+[ -d /run/udev/data.gdsloader-aside ] && mv /run/udev/data.gdsloader-aside /run/udev/data
 unset DEVICE_NO_UDEV_FIX
 source .device/env.sh
 gds doctor --data "$work/fm/test"

@@ -11,6 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public abstract class NativeResource implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    /** Creates the owner of a native resource that subclasses have just acquired. */
+    protected NativeResource() {
+    }
+
     /** Frees the native resource; called exactly once by {@link #close()}. */
     protected abstract void free();
 

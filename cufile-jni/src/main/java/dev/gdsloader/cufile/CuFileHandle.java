@@ -33,7 +33,7 @@ public final class CuFileHandle implements AutoCloseable {
     }
 
     /**
-     * Opens and registers {@code path}.
+     * Opens {@code path} read-only and registers it.
      *
      * @param path the file
      * @return the registered handle, owned by the caller
@@ -42,8 +42,21 @@ public final class CuFileHandle implements AutoCloseable {
      * @throws IOException if the file cannot be opened
      */
     public static CuFileHandle register(Path path) throws IOException {
+        return register(path, false);
+    }
+
+    /**
+     * Opens {@code path} (read-write and created if missing when {@code writable}) and registers it.
+     *
+     * @param path the file
+     * @param writable whether {@link #write} will be used
+     * @return the registered handle, owned by the caller
+     * @throws CuFileException if the driver is unavailable or registration fails, as {@link #register(Path)}
+     * @throws IOException if the file cannot be opened
+     */
+    public static CuFileHandle register(Path path, boolean writable) throws IOException {
         CuFileDriver driver = CuFileDriver.get();
-        PosixFile file = PosixFile.openForRead(path, true);
+        PosixFile file = writable ? PosixFile.openForReadWrite(path, true) : PosixFile.openForRead(path, true);
         CUfileDescr_t descr = new CUfileDescr_t();
         try {
             descr.type(cufile.CU_FILE_HANDLE_TYPE_OPAQUE_FD);
@@ -99,8 +112,8 @@ public final class CuFileHandle implements AutoCloseable {
 
     /**
      * Writes {@code bytes} bytes from {@code src} at {@code srcOffset} to the file at {@code fileOffset}
-     * ({@code cuFileWrite}, synchronous). The file must have been opened writable; the loader's handles are
-     * read-only, so this is for tools that register their own writable files.
+     * ({@code cuFileWrite}, synchronous). The handle must have been registered writable
+     * ({@link #register(Path, boolean)}).
      *
      * @param src device buffer
      * @param srcOffset byte offset in {@code src}

@@ -45,18 +45,34 @@ public final class PosixFile implements AutoCloseable {
      * @throws IOException naming the file and the errno if it cannot be opened at all
      */
     public static PosixFile openForRead(Path path, boolean preferDirect) throws IOException {
+        return openPreferDirect(path, Libc.O_RDONLY | Libc.O_CLOEXEC, 0, preferDirect);
+    }
+
+    /**
+     * Opens {@code path} for reading and writing, creating it (mode 0644) if missing, never truncating;
+     * with {@code preferDirect}, {@code O_DIRECT} where the filesystem allows, as {@link #openForRead}.
+     *
+     * @param path the file
+     * @param preferDirect whether to try {@code O_DIRECT}
+     * @return the open file, owned by the caller
+     * @throws IOException naming the file and the errno
+     */
+    public static PosixFile openForReadWrite(Path path, boolean preferDirect) throws IOException {
+        return openPreferDirect(path, Libc.O_RDWR | Libc.O_CREAT | Libc.O_CLOEXEC, 0644, preferDirect);
+    }
+
+    private static PosixFile openPreferDirect(Path path, int flags, int mode, boolean preferDirect) throws IOException {
         if (preferDirect) {
             try {
-                return new PosixFile(path, open(path, Libc.O_RDONLY | Libc.O_DIRECT | Libc.O_CLOEXEC, 0), true, "O_DIRECT");
+                return new PosixFile(path, open(path, flags | Libc.O_DIRECT, mode), true, "O_DIRECT");
             } catch (ErrnoException e) {
                 if (e.errno() != Errno.EINVAL) {
                     throw e;
                 }
-                return new PosixFile(path, open(path, Libc.O_RDONLY | Libc.O_CLOEXEC, 0), false,
-                        "buffered: the filesystem refused O_DIRECT (EINVAL)");
+                return new PosixFile(path, open(path, flags, mode), false, "buffered: the filesystem refused O_DIRECT (EINVAL)");
             }
         }
-        return new PosixFile(path, open(path, Libc.O_RDONLY | Libc.O_CLOEXEC, 0), false, "buffered (O_DIRECT not requested)");
+        return new PosixFile(path, open(path, flags, mode), false, "buffered (O_DIRECT not requested)");
     }
 
     /**

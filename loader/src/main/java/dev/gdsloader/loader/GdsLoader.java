@@ -261,55 +261,82 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             this.dataset = dataset;
         }
 
-        /** @param records records per batch, &gt; 0 @return this */
+        /**
+         * @param records records per batch, &gt; 0
+         * @return this
+         */
         public Builder batchSize(int records) {
             this.batchSize = records;
             return this;
         }
 
-        /** @param path requested path @return this */
+        /**
+         * @param path requested path
+         * @return this
+         */
         public Builder path(ReadPath path) {
             this.path = path;
             return this;
         }
 
-        /** @param ordinal CUDA device ordinal @return this */
+        /**
+         * @param ordinal CUDA device ordinal
+         * @return this
+         */
         public Builder device(int ordinal) {
             this.device = ordinal;
             return this;
         }
 
-        /** @param slots slots in the prefetch ring, &ge; 2 @return this */
+        /**
+         * @param slots slots in the prefetch ring, &ge; 2
+         * @return this
+         */
         public Builder prefetchDepth(int slots) {
             this.prefetchDepth = slots;
             return this;
         }
 
-        /** @param threads threads issuing reads, &ge; 1 @return this */
+        /**
+         * @param threads threads issuing reads, &ge; 1
+         * @return this
+         */
         public Builder ioThreads(int threads) {
             this.ioThreads = threads;
             return this;
         }
 
-        /** @param bytes largest single read, positive multiple of 4096 @return this */
+        /**
+         * @param bytes largest single read, positive multiple of 4096
+         * @return this
+         */
         public Builder maxIoBytes(long bytes) {
             this.maxIoBytes = bytes;
             return this;
         }
 
-        /** @param drop whether to drop a short last batch @return this */
+        /**
+         * @param drop whether to drop a short last batch
+         * @return this
+         */
         public Builder dropLast(boolean drop) {
             this.dropLast = drop;
             return this;
         }
 
-        /** @param direct whether staged paths use {@code O_DIRECT} @return this */
+        /**
+         * @param direct whether staged paths use {@code O_DIRECT}
+         * @return this
+         */
         public Builder directIo(boolean direct) {
             this.directIo = direct;
             return this;
         }
 
-        /** @param names columns to load (all when none are given) @return this */
+        /**
+         * @param names columns to load (all when none are given)
+         * @return this
+         */
         public Builder columns(String... names) {
             this.columns = List.of(names);
             return this;

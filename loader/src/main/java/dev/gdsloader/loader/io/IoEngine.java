@@ -58,18 +58,30 @@ public abstract class IoEngine implements AutoCloseable {
      */
     public abstract long viewOffset(Slot slot, ColumnPlan plan);
 
-    /** Adds the chunk reads of one column of a batch. */
+    /**
+     * Adds the chunk reads of one column of a batch.
+     *
+     * @param slot the slot the batch lands in
+     * @param plan the column's plan
+     * @param out receives the chunk reads
+     */
     protected abstract void chunks(Slot slot, ColumnPlan plan, List<ChunkRead> out);
 
     /**
-     * Reads one chunk, and for staged paths issues its copy.
+     * Reads one chunk, and for staged paths issues its copy. Runs on an I/O pool thread.
      *
+     * @param slot the slot the batch lands in
+     * @param read the chunk
      * @return bytes read from storage
      * @throws IOException naming shard, offset and length
      */
     protected abstract long run(Slot slot, ChunkRead read) throws IOException;
 
-    /** Called once all chunks of a batch are done: records the ready event where there is one. */
+    /**
+     * Called once all chunks of a batch are done: records the ready event where there is one.
+     *
+     * @param slot the slot the batch landed in
+     */
     protected abstract void finish(Slot slot);
 
     /**

@@ -12,17 +12,27 @@ public final class Alignment {
     private Alignment() {
     }
 
-    /** @return {@code v} rounded down to a multiple of {@link #BLOCK} */
+    /**
+     * @param v a byte offset or length, &ge; 0
+     * @return {@code v} rounded down to a multiple of {@link #BLOCK}
+     */
     public static long down(long v) {
         return v & -BLOCK;
     }
 
-    /** @return {@code v} rounded up to a multiple of {@link #BLOCK} */
+    /**
+     * @param v a byte offset or length, &ge; 0
+     * @return {@code v} rounded up to a multiple of {@link #BLOCK}
+     * @throws ArithmeticException if rounding up overflows a long
+     */
     public static long up(long v) {
         return Math.addExact(v, BLOCK - 1) & -BLOCK;
     }
 
-    /** @return true if {@code v} is a multiple of {@link #BLOCK} */
+    /**
+     * @param v a byte offset or length
+     * @return true if {@code v} is a multiple of {@link #BLOCK}
+     */
     public static boolean isAligned(long v) {
         return (v & (BLOCK - 1)) == 0;
     }

@@ -170,7 +170,11 @@ public final class Slot implements AutoCloseable {
             this.layout = layout;
         }
 
-        /** Allocates device target memory, a stream and two events on the current device. @return this */
+        /**
+         * Allocates device target memory, a stream and two events on the current device.
+         *
+         * @return this
+         */
         public Builder withDevice() {
             device = DeviceBuffer.allocate(layout.targetBytes());
             stream = CudaStream.create();
@@ -179,13 +183,21 @@ public final class Slot implements AutoCloseable {
             return this;
         }
 
-        /** Allocates pinned staging memory. @return this */
+        /**
+         * Allocates pinned staging memory.
+         *
+         * @return this
+         */
         public Builder withPinnedStaging() {
             pinned = PinnedBuffer.allocate(layout.stagingBytes());
             return this;
         }
 
-        /** Allocates host target and host staging memory. @return this */
+        /**
+         * Allocates host target and host staging memory.
+         *
+         * @return this
+         */
         public Builder withHostMemory() {
             hostTarget = new AlignedMemory(layout.targetBytes());
             hostStaging = new AlignedMemory(layout.stagingBytes());

@@ -1,0 +1,110 @@
+package dev.gdsloader.loader;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.cufile.CuFileProbe;
+import dev.gdsloader.cufile.CuFileStatus;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The loader's device paths on a real GPU: every byte of every batch checked after it reached GPU memory. */
+class LoaderGpuTest {
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void needsGpu() {
+        assumeTrue(Cuda.availability().available(), () -> "no GPU: " + Cuda.availability().reason());
+        CudaDevice.makeCurrent(0);
+    }
+
+    private static byte[] download(ColumnView v, CudaStream s) {
+        try (PinnedBuffer host = PinnedBuffer.allocate(Math.max(1, v.bytes()))) {
+            s.copyToHost(host, 0, v.deviceBuffer().orElseThrow(), v.deviceOffset(), v.bytes());
+            s.synchronize();
+            return host.segment().asSlice(0, v.bytes()).toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}")
+    @CsvSource({"GDS, 5, 4096, 1", "GDS, 64, 8388608, 4", "GDS, 1000, 8192, 8",
+                "BOUNCE, 5, 4096, 1", "BOUNCE, 64, 8388608, 4", "BOUNCE, 1000, 8192, 8"})
+    void everyBatchArrivesByteExactInDeviceMemory(ReadPath path, int batch, long maxIo, int threads) throws IOException {
+        if (path == ReadPath.GDS) {
+            CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
+            assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
+        }
+        int[] shards = {7, 130, 1, 0, 300};
+        List<Path> images = TestShards.writeImages(dir, shards);
+        List<Path> labels = TestShards.writeLabels(dir, shards);
+        List<Path> weights = TestShards.writeWeights(dir, shards);
+        long total = 438;
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(batch).path(path).maxIoBytes(maxIo).ioThreads(threads)
+                .prefetchDepth(3).build();
+             CudaStream consumer = CudaStream.create()) {
+            assertEquals(path == ReadPath.BOUNCE ? PathTaken.BOUNCE : loader.pathTaken(), loader.pathTaken());
+            long next = 0;
+            for (Batch b : loader) {
+                assertEquals(next, b.firstRecord());
+                assertTrue(b.readyEvent().isPresent());
+                b.awaitOn(consumer);
+                assertArrayEquals(TestShards.fromFiles(images, b.firstRecord(), b.records()), download(b.column("images"), consumer),
+                        "images of batch " + b.index());
+                assertArrayEquals(TestShards.fromFiles(labels, b.firstRecord(), b.records()), download(b.column("labels"), consumer));
+                ColumnView w = b.column("weights");
+                assertEquals(0, w.devicePointer() % 4, "float32 view is 4-byte aligned on the device");
+                assertArrayEquals(TestShards.fromFiles(weights, b.firstRecord(), b.records()), download(w, consumer));
+                next += b.records();
+                b.release(consumer);
+            }
+            assertEquals(total, next);
+        }
+    }
+
+    @Test
+    void closeReturnsDeviceMemoryToItsBaseline() throws IOException {
+        TestShards.writeImages(dir, 5000);
+        consumeOneEpoch(ReadPath.BOUNCE); // warm up lazily created CUDA state
+        long before = CudaDevice.memoryInfo()[0];
+        consumeOneEpoch(ReadPath.BOUNCE);
+        long after = CudaDevice.memoryInfo()[0];
+        assertTrue(Math.abs(after - before) < (16L << 20), "free device memory " + before + " -> " + after);
+    }
+
+    private void consumeOneEpoch(ReadPath path) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(512).path(path).build()) {
+            for (Batch b : loader) {
+                b.close();
+            }
+        }
+    }
+
+    @Test
+    void autoTakesCuFileWhereItWorksAndSaysWhy() throws IOException {
+        TestShards.writeImages(dir, 10);
+        CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).build()) {
+            if (st.usable()) {
+                assertTrue(loader.pathTaken() == PathTaken.GDS || loader.pathTaken() == PathTaken.CUFILE_COMPAT);
+            } else {
+                assertEquals(PathTaken.BOUNCE, loader.pathTaken());
+            }
+            assertTrue(loader.pathReason().length() > 10, loader.pathReason());
+        }
+    }
+}
