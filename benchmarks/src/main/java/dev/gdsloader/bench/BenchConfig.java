@@ -15,13 +15,14 @@ import java.util.List;
  * @param prefetchDepth slots in the ring
  * @param dropCaches drop the page cache before the ceiling and before each path (cold reads)
  * @param verify check every batch's CRC32C against the file after it reached its destination
+ * @param rounds how many times to run every path (path order rotated each round); medians are reported
  */
 public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int ioThreads, long maxIoBytes,
-                          int prefetchDepth, boolean dropCaches, boolean verify) {
+                          int prefetchDepth, boolean dropCaches, boolean verify, int rounds) {
     /** @throws IllegalArgumentException if a size or count is not positive */
     public BenchConfig {
-        if (batchBytes <= 0 || ioThreads <= 0 || maxIoBytes <= 0 || prefetchDepth < 2) {
-            throw new IllegalArgumentException("batch bytes, I/O threads and I/O size must be > 0 and prefetch depth >= 2");
+        if (batchBytes <= 0 || ioThreads <= 0 || maxIoBytes <= 0 || prefetchDepth < 2 || rounds < 1) {
+            throw new IllegalArgumentException("batch bytes, I/O threads, I/O size and rounds must be > 0 and prefetch depth >= 2");
         }
         paths = List.copyOf(paths);
     }

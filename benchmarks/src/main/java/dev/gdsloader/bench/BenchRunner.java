@@ -50,27 +50,51 @@ public final class BenchRunner {
         if (config.dropCaches() && !cold) {
             notes.add("note: " + dropFailure);
         }
-        DirectReadCeiling.Result before = ceiling(config, dataset, log, "before");
-        List<PathRun> runs = new ArrayList<>();
-        for (ReadPath p : paths) {
-            boolean rowCold = config.dropCaches() && PageCache.drop() == null;
-            log.println("running path " + p + " ...");
-            runs.add(runPath(config, dataset, p, batchRecords, expected, rowCold, notes));
+        // ceilings[r] is measured before round r and ceilings[r + 1] after it; storage under a VM drifts, so a
+        // round's ceiling is the faster of the two around it
+        double[] ceilings = new double[config.rounds() + 1];
+        DirectReadCeiling.Result first = ceiling(config, dataset, log, 0);
+        ceilings[0] = first.gigabytesPerSecond();
+        List<List<PathRun>> byPath = new ArrayList<>();
+        paths.forEach(p -> byPath.add(new ArrayList<>()));
+        for (int round = 0; round < config.rounds(); round++) {
+            for (int k = 0; k < paths.size(); k++) {
+                int i = (k + round) % paths.size();
+                boolean rowCold = config.dropCaches() && PageCache.drop() == null;
+                log.println("round " + (round + 1) + ": path " + paths.get(i) + " ...");
+                byPath.get(i).add(runPath(config, dataset, paths.get(i), batchRecords, expected, rowCold, notes));
+            }
+            if (config.dropCaches()) {
+                PageCache.drop();
+            }
+            ceilings[round + 1] = ceiling(config, dataset, log, round + 1).gigabytesPerSecond();
         }
-        if (config.dropCaches()) {
-            PageCache.drop();
+        double[] roundCeiling = new double[config.rounds()];
+        for (int r = 0; r < roundCeiling.length; r++) {
+            roundCeiling[r] = Math.max(ceilings[r], ceilings[r + 1]);
         }
-        DirectReadCeiling.Result after = ceiling(config, dataset, log, "after");
-        // the storage under a VM drifts between measurements: the faster of the two is the ceiling
-        DirectReadCeiling.Result ceiling = before.gigabytesPerSecond() >= after.gigabytesPerSecond() ? before : after;
-        notes.add(String.format(java.util.Locale.ROOT, "raw O_DIRECT ceiling: %.3f GB/s before the paths, %.3f GB/s after; "
-                + "ratios use the faster", before.gigabytesPerSecond(), after.gigabytesPerSecond()));
+        notes.add("raw O_DIRECT ceiling measurements, GB/s: " + java.util.Arrays.stream(ceilings)
+                .mapToObj(c -> String.format(java.util.Locale.ROOT, "%.3f", c)).toList()
+                + " (before and after each round; a round's ceiling is the faster of its two)");
         List<BenchRow> rows = new ArrayList<>();
-        for (PathRun r : runs) {
-            double ratio = ceiling.gigabytesPerSecond() == 0 ? 0 : r.stats().gigabytesPerSecond() / ceiling.gigabytesPerSecond();
-            rows.add(new BenchRow(r.requested(), r.stats().path(), r.stats(), r.checksum(), ratio, r.cold()));
+        for (int i = 0; i < paths.size(); i++) {
+            rows.add(row(paths.get(i), byPath.get(i), roundCeiling));
         }
-        return new BenchReport(dataset.dataBytes(), batchRecords, ceiling, cold, rows, notes);
+        return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
+                first.direct(), cold, rows, notes);
+    }
+
+    private static BenchRow row(ReadPath path, List<PathRun> runs, double[] roundCeiling) {
+        double[] gbps = runs.stream().mapToDouble(r -> r.stats().gigabytesPerSecond()).toArray();
+        double[] ratio = new double[runs.size()];
+        for (int r = 0; r < ratio.length; r++) {
+            ratio[r] = roundCeiling[r] == 0 ? 0 : gbps[r] / roundCeiling[r];
+        }
+        String checksum = runs.stream().map(PathRun::checksum).filter(c -> !c.equals("OK")).findFirst().orElse("OK");
+        PathRun last = runs.get(runs.size() - 1);
+        return new BenchRow(path, last.stats().path(), Stats.median(gbps), Stats.min(gbps), Stats.max(gbps),
+                last.stats().batches(), Stats.median(runs.stream().mapToDouble(r -> r.stats().stallMillis()).toArray()),
+                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold));
     }
 
     private static List<ReadPath> choosePaths(BenchConfig config, Dataset dataset, List<String> notes) {
@@ -96,10 +120,10 @@ public final class BenchRunner {
     private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold) {
     }
 
-    private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, PrintStream log, String when)
+    private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, PrintStream log, int index)
             throws IOException {
-        log.println("measuring the raw O_DIRECT read ceiling " + when + " the paths (" + config.ioThreads() + " threads, "
-                + config.maxIoBytes() / 1024 + " KiB requests) ...");
+        log.println("measuring the raw O_DIRECT read ceiling (" + (index + 1) + " of " + (config.rounds() + 1) + ", "
+                + config.ioThreads() + " threads, " + config.maxIoBytes() / 1024 + " KiB requests) ...");
         return DirectReadCeiling.measure(dataset, config.ioThreads(), config.maxIoBytes());
     }
 

@@ -53,7 +53,7 @@ public final class DirectReadCeiling {
         List<Task> tasks = new ArrayList<>();
         List<PosixFile> open = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try (AlignedMemory mem = new AlignedMemory(threads * ioBytes)) {
+        try (AlignedMemory mem = new AlignedMemory(threads * ioBytes, 2L << 20)) {
             boolean direct = true;
             for (Path p : files) {
                 PosixFile f = PosixFile.openForRead(p, true);

@@ -56,6 +56,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--drop-caches", description = "drop the page cache before the ceiling and each path (root)")
     boolean dropCaches;
 
+    @Option(names = "--rounds", defaultValue = "1",
+            description = "run every path this many times, rotating their order; medians are reported (default: ${DEFAULT-VALUE})")
+    int rounds;
+
     @Option(names = "--no-verify", description = "skip checking every batch against the CRC32C of its file bytes")
     boolean noVerify;
 
@@ -72,7 +76,7 @@ final class BenchCommand implements Callable<Integer> {
             dir = generated;
         }
         try {
-            BenchReport r = BenchRunner.run(new BenchConfig(dir, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify), System.out);
+            BenchReport r = BenchRunner.run(new BenchConfig(dir, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds), System.out);
             r.print(System.out);
             return r.allChecksumsOk() ? 0 : 1;
         } finally {

@@ -22,10 +22,24 @@ public final class AlignedMemory implements AutoCloseable {
      * @throws OutOfMemoryError if the host has no memory for it
      */
     public AlignedMemory(long bytes) {
+        this(bytes, PosixFile.DIRECT_ALIGNMENT);
+    }
+
+    /**
+     * @param bytes size in bytes, &gt; 0
+     * @param alignment address alignment in bytes, a power of two &ge; 4096 (2 MiB lets the kernel hand
+     *     {@code O_DIRECT} larger physically contiguous runs where huge pages are available)
+     * @throws IllegalArgumentException if bytes &le; 0 or the alignment is not a power of two &ge; 4096
+     * @throws OutOfMemoryError if the host has no memory for it
+     */
+    public AlignedMemory(long bytes, long alignment) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("aligned memory size must be > 0 bytes, got " + bytes);
         }
-        this.segment = arena.allocate(bytes, PosixFile.DIRECT_ALIGNMENT);
+        if (alignment < PosixFile.DIRECT_ALIGNMENT || Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException("alignment must be a power of two >= 4096, got " + alignment);
+        }
+        this.segment = arena.allocate(bytes, alignment);
     }
 
     /** @return the whole segment; invalid after {@link #close()} */

@@ -10,9 +10,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.foreign.ValueLayout;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The CUDA layer on a real GPU; skipped where there is none. */
+@Tag("gpu")
 class CudaGpuTest {
     @BeforeAll
     static void needsGpu() {

@@ -19,10 +19,12 @@ import java.util.Arrays;
 import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** cuFile on a real GPU; skipped where there is none or where cuFile cannot be used at all. */
+@Tag("gpu")
 class CuFileGpuTest {
     @TempDir
     Path dir;

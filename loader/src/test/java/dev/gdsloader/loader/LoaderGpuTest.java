@@ -17,12 +17,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** The loader's device paths on a real GPU: every byte of every batch checked after it reached GPU memory. */
+@Tag("gpu")
 class LoaderGpuTest {
     @TempDir
     Path dir;
