@@ -5,10 +5,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Explains the most common cause of {@code CU_FILE_HANDLE_NOT_REGISTERED (5027)}: libcufile classifies
+ * Explains the most common causes of {@code CU_FILE_HANDLE_NOT_REGISTERED (5027)}: libcufile classifies
  * the block device under a file through udev's database ({@code /run/udev/data/bMAJOR:MINOR}, key
  * {@code ID_FS_USAGE}); containers and VMs without udev have no such record, and cuFile logs
- * "udev property not found: ID_FS_USAGE".
+ * "udev property not found: ID_FS_USAGE". Files on filesystems without a block device (tmpfs,
+ * device major 0) have no record at all.
  */
 final class UdevRecords {
     private UdevRecords() {
@@ -28,6 +29,10 @@ final class UdevRecords {
         // Linux dev_t encoding (glibc gnu_dev_major / gnu_dev_minor)
         long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
         long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+        if (major == 0) {
+            return "the file is on a " + fileSystemType(file) + " filesystem, which has no block device (device "
+                    + major + ":" + minor + ") for cuFile to classify";
+        }
         Path record = Path.of("/run/udev/data", "b" + major + ":" + minor);
         try {
             if (!Files.exists(record)) {
@@ -40,5 +45,13 @@ final class UdevRecords {
             return "udev record " + record + " unreadable: " + e.getMessage();
         }
         return "udev has a record of the disk (" + record + "), so the cause is elsewhere: see the cuFile log";
+    }
+
+    private static String fileSystemType(Path file) {
+        try {
+            return Files.getFileStore(file).type();
+        } catch (IOException e) {
+            return "virtual";
+        }
     }
 }

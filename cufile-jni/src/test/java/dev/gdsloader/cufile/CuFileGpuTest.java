@@ -108,7 +108,7 @@ class CuFileGpuTest {
     }
 
     @Test
-    void tmpfsFilesRegisterThroughABufferedDescriptor() throws IOException {
+    void tmpfsFilesReadByteExactOrFailNamingTheFilesystem() throws IOException {
         Path shm = Path.of("/dev/shm");
         assumeTrue(Files.isDirectory(shm), "no /dev/shm");
         Path f = Files.createTempFile(shm, "gdsloader-test-", ".bin");
@@ -116,7 +116,15 @@ class CuFileGpuTest {
             byte[] data = new byte[3 * 4096];
             new Random(5).nextBytes(data);
             Files.write(f, data);
-            try (CuFileHandle h = CuFileHandle.register(f); DeviceBuffer dev = DeviceBuffer.allocate(data.length)) {
+            CuFileHandle h;
+            try {
+                h = CuFileHandle.register(f);
+            } catch (CuFileException e) {
+                // libcufile 1.15 refuses tmpfs files (no block device to classify): the message must say so
+                assertTrue(e.getMessage().contains("tmpfs") && e.getMessage().contains(f.toString()), e.getMessage());
+                return;
+            }
+            try (h; DeviceBuffer dev = DeviceBuffer.allocate(data.length)) {
                 assertTrue(!h.isDirect(), "tmpfs refuses O_DIRECT, so the handle is buffered");
                 assertEquals(data.length, h.read(dev, 0, data.length, 0));
                 assertArrayEquals(data, download(dev, 0, data.length));
