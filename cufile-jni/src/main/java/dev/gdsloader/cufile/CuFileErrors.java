@@ -1,15 +1,19 @@
 package dev.gdsloader.cufile;
 
 import dev.gdsloader.posix.Errno;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.classfile.Attributes;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.FieldModel;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Names of cuFile's {@code CUfileOpError} codes (5000 and up, from {@code cufile.h}), read from the
- * constants of the bytedeco binding ({@code org.bytedeco.cuda.global.cufile}) by reflection so that the
- * names cannot drift from the header. Reading constants loads no native code.
+ * constants of the bytedeco binding ({@code org.bytedeco.cuda.global.cufile}) so that the names cannot drift
+ * from the header. The constants are read from the class file, so no native code is loaded.
  *
  * <p>Stateless and thread-safe.
  */
@@ -21,6 +25,7 @@ public final class CuFileErrors {
     public static final int BASE = 5000;
     /** The code {@code cuFileHandleRegister} returns when udev has no record of the disk (seen on VMs). */
     public static final int HANDLE_NOT_REGISTERED = 5027;
+    private static final String BINDING = "org/bytedeco/cuda/global/cufile.class";
 
     private static final class Names {
         static final Map<Integer, String> BY_CODE = load();
@@ -28,20 +33,27 @@ public final class CuFileErrors {
         private static Map<Integer, String> load() {
             Map<Integer, String> m = new HashMap<>();
             m.put(0, "CU_FILE_SUCCESS");
-            try {
-                // the class's static initialiser loads native code; read its constants without initialising it
-                Class<?> c = Class.forName("org.bytedeco.cuda.global.cufile", false, CuFileErrors.class.getClassLoader());
-                for (Field f : c.getFields()) {
-                    if (f.getType() == int.class && Modifier.isStatic(f.getModifiers()) && Modifier.isFinal(f.getModifiers())
-                            && f.getName().startsWith("CU_FILE_") && !f.getName().endsWith("_SUPPORTED")) {
-                        Object v = f.get(null);
-                        if (v instanceof Integer i && i >= BASE) {
-                            m.putIfAbsent(i, f.getName());
-                        }
-                    }
+            m.put(HANDLE_NOT_REGISTERED, "CU_FILE_HANDLE_NOT_REGISTERED");
+            // read the binding's constants from its class file (java.lang.classfile): touching the fields by
+            // reflection would run the class's static initialiser, which loads libcufile
+            try (InputStream in = CuFileErrors.class.getClassLoader().getResourceAsStream(BINDING)) {
+                if (in == null) {
+                    return Map.copyOf(m);
                 }
-            } catch (ReflectiveOperationException | LinkageError e) {
-                m.put(HANDLE_NOT_REGISTERED, "CU_FILE_HANDLE_NOT_REGISTERED");
+                ClassModel model = ClassFile.of().parse(in.readAllBytes());
+                for (FieldModel f : model.fields()) {
+                    String name = f.fieldName().stringValue();
+                    if (!name.startsWith("CU_FILE_") || name.endsWith("_SUPPORTED")) {
+                        continue;
+                    }
+                    f.findAttribute(Attributes.constantValue()).ifPresent(cv -> {
+                        if (cv.constant().constantValue() instanceof Integer i && i >= BASE) {
+                            m.putIfAbsent(i, name);
+                        }
+                    });
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                // unreadable binding: codes are printed as numbers
             }
             return Map.copyOf(m);
         }

@@ -116,6 +116,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         try {
             read = p.io.join();
         } catch (RuntimeException e) {
+            recycleFailed(p.slot);
             Throwable cause = IoEngine.cause(e);
             if (cause instanceof IOException io) {
                 throw new UncheckedIOException("batch " + p.plan.index() + " (records " + p.plan.firstRecord() + ".."
@@ -146,6 +147,15 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         long off = engine.viewOffset(p.slot, c);
         return new ColumnView(column.name(), column.dtype(), shape, c.bytes(), p.slot.device(), off,
                 p.slot.hostTarget() == null ? null : p.slot.hostTarget().asSlice(off, c.bytes()));
+    }
+
+    /** A batch whose reads failed never reaches the consumer: its slot goes back once its copies are done. */
+    private void recycleFailed(Slot s) {
+        try {
+            s.quiesce();
+        } finally {
+            free.offer(s);
+        }
     }
 
     private void release(Batch b, CudaStream consumerStream) {

@@ -110,6 +110,16 @@ public final class Slot implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for every copy already enqueued on the slot's stream (after a failed batch, whose ready event
+     * was never recorded); does nothing on the host path.
+     */
+    public void quiesce() {
+        if (stream != null) {
+            stream.synchronize();
+        }
+    }
+
     /** Frees everything the slot holds, once. */
     @Override
     public synchronized void close() {

@@ -1,0 +1,132 @@
+package dev.gdsloader.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.loader.PathTaken;
+import dev.gdsloader.loader.ReadPath;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link BenchRunner} end to end over a small generated dataset on the host path. */
+class BenchRunnerTest {
+    /** 3 shards of 18 records of 150528 bytes (224 x 224 x 3, not 4 KiB aligned). */
+    private static final int RECORD = 150_528;
+    private static final long DATA_BYTES = 3L * 18 * RECORD;
+
+    @TempDir
+    static Path dir;
+    static List<Path> shards;
+
+    @BeforeAll
+    static void generate() throws IOException {
+        shards = SyntheticDataset.generate(dir, 8L << 20, 3, RECORD, 7);
+    }
+
+    private static BenchConfig config(List<ReadPath> paths, boolean verify, int rounds) {
+        // 1 MiB batches: 6 records per batch, 9 batches per epoch
+        return new BenchConfig(dir, paths, 1L << 20, 2, 256L << 10, 3, false, verify, rounds);
+    }
+
+    private static PrintStream discard() {
+        return new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    }
+
+    private static String text(ByteArrayOutputStream b) {
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void withoutAGpuOnlyTheHostPathRunsVerifiedAndTheReportSaysWhy() throws IOException {
+        assumeFalse(Cuda.availability().available(), "CUDA is available here");
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        BenchReport r = BenchRunner.run(config(List.of(), true, 1), new PrintStream(log, true, StandardCharsets.UTF_8));
+        assertEquals(1, r.rows().size());
+        BenchRow row = r.rows().get(0);
+        assertEquals(ReadPath.HOST, row.requested());
+        assertEquals(PathTaken.HOST, row.taken());
+        assertEquals("OK", row.checksum());
+        assertTrue(r.allChecksumsOk());
+        assertEquals(DATA_BYTES, r.dataBytes());
+        assertEquals(6, r.batchRecords(), "1 MiB / 150528-byte records");
+        assertEquals(9, row.batches());
+        assertEquals(1, r.rounds());
+        assertTrue(row.minGbps() <= row.gbps() && row.gbps() <= row.maxGbps(), row.toString());
+        assertTrue(r.notes().stream().anyMatch(n -> n.startsWith("no GPU path ran")), r.notes().toString());
+        assertTrue(r.notes().stream().anyMatch(n -> n.contains(Cuda.availability().reason())), r.notes().toString());
+        assertTrue(text(log).contains("path HOST"), text(log));
+        assertTrue(text(log).contains("CRC32C"), text(log));
+
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        r.print(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        String table = text(printed);
+        assertTrue(table.contains("raw O_DIRECT read"), table);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("HOST") && l.contains(" OK ")), table);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("no GPU path ran")), table);
+    }
+
+    @Test
+    void anExplicitHostPathRunsAloneWithoutTheNoGpuNote() throws IOException {
+        BenchReport r = BenchRunner.run(config(List.of(ReadPath.HOST), true, 1), discard());
+        assertEquals(List.of(ReadPath.HOST), r.rows().stream().map(BenchRow::requested).toList());
+        assertEquals("OK", r.rows().get(0).checksum());
+        assertFalse(r.notes().stream().anyMatch(n -> n.startsWith("no GPU path ran")), r.notes().toString());
+    }
+
+    @Test
+    void withoutVerificationTheChecksumIsNotChecked() throws IOException {
+        BenchReport r = BenchRunner.run(config(List.of(ReadPath.HOST), false, 1), discard());
+        assertEquals("not checked", r.rows().get(0).checksum());
+        assertTrue(r.allChecksumsOk());
+        assertEquals(9, r.rows().get(0).batches());
+    }
+
+    @Test
+    void severalRoundsGiveOneVerifiedRowPerPath() throws IOException {
+        BenchReport r = BenchRunner.run(config(List.of(ReadPath.HOST), true, 3), discard());
+        assertEquals(3, r.rounds());
+        assertEquals(1, r.rows().size());
+        assertEquals("OK", r.rows().get(0).checksum());
+        assertEquals(9, r.rows().get(0).batches());
+    }
+
+    @Test
+    void aDirectoryWithoutShardsFailsNamingIt() throws IOException {
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        IOException e = assertThrows(IOException.class, () -> BenchRunner.run(
+                new BenchConfig(empty, List.of(), 1L << 20, 2, 256L << 10, 3, false, true, 1), discard()));
+        assertTrue(e.getMessage().contains(empty.toString()), e.getMessage());
+    }
+
+    @Test
+    void configRejectsNonPositiveSizesAndADepthBelowTwo() {
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, 2, 4096, 2, false, true, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 0, 4096, 2, false, true, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 0, 2, false, true, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 1, false, true, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 2, false, true, 0));
+    }
+
+    @Test
+    void aReportWithAFailedRowIsNotAllOk() {
+        BenchRow failed = new BenchRow(ReadPath.HOST, PathTaken.HOST, 1, 1, 1, 1, 0, "FAILED (1)", 1, false);
+        BenchRow passed = new BenchRow(ReadPath.HOST, PathTaken.HOST, 1, 1, 1, 1, 0, "OK", 1, false);
+        BenchRow unchecked = new BenchRow(ReadPath.HOST, PathTaken.HOST, 1, 1, 1, 1, 0, "not checked", 1, false);
+        BenchReport bad = new BenchReport(1, 1, 1, 1, true, false, List.of(passed, failed), List.of());
+        BenchReport ok = new BenchReport(1, 1, 1, 1, true, false, List.of(passed, unchecked), List.of());
+        assertFalse(bad.allChecksumsOk());
+        assertTrue(ok.allChecksumsOk());
+    }
+}

@@ -1,0 +1,71 @@
+package dev.gdsloader.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link GdsLoaderMain#main} in a child JVM on the test class path: its exit codes and error lines (main
+ * calls System.exit, so it cannot run in this JVM).
+ */
+class GdsLoaderMainProcessTest {
+    @TempDir
+    Path dir;
+
+    private record Result(int exit, String out, String err) {
+    }
+
+    private Result main(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                GdsLoaderMain.class.getName()));
+        cmd.addAll(List.of(args));
+        Path out = dir.resolve("stdout.txt");
+        Path err = dir.resolve("stderr.txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) { // a hang guard only
+            p.destroyForcibly();
+            throw new AssertionError("gdsloader " + String.join(" ", args) + " did not exit");
+        }
+        return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void benchOnADirectoryWithoutShardsExitsTwoWithOneLineNamingIt() throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("no-shards"));
+        Result r = main("bench", empty.toString());
+        assertEquals(2, r.exit(), r.toString());
+        List<String> lines = r.err().lines().filter(l -> l.startsWith("gdsloader bench: ")).toList();
+        assertEquals(1, lines.size(), r.toString());
+        assertTrue(lines.get(0).contains(empty.toString()), r.toString());
+        assertTrue(r.err().lines().noneMatch(l -> l.trim().startsWith("at ")), "no stack trace without -Dgdsloader.debug: " + r);
+    }
+
+    @Test
+    void versionAndHelpExitZeroAndListTheSubcommands() throws Exception {
+        Result v = main("--version");
+        assertEquals(0, v.exit(), v.toString());
+        assertTrue(v.out().contains("gdsloader 0.1.0"), v.toString());
+        Result h = main("--help");
+        assertEquals(0, h.exit(), h.toString());
+        for (String sub : new String[] {"doctor", "generate", "convert", "bench", "checksum"}) {
+            assertTrue(h.out().contains(sub), sub + " missing from help: " + h);
+        }
+    }
+
+    @Test
+    void anUnknownSubcommandIsAUsageErrorWithExitTwo() throws Exception {
+        Result r = main("frobnicate");
+        assertEquals(2, r.exit(), r.toString());
+        assertTrue(r.err().contains("frobnicate"), r.toString());
+    }
+}

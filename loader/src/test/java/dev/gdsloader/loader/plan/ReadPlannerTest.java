@@ -1,0 +1,185 @@
+package dev.gdsloader.loader.plan;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gdsloader.formats.npy.NpyShard;
+import dev.gdsloader.loader.TestShards;
+import dev.gdsloader.loader.dataset.Dataset;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link ReadPlanner}: batch plans over real shard layouts, and chunk splitting. */
+class ReadPlannerTest {
+    private static final int IMG = TestShards.IMAGE_BYTES;
+
+    @TempDir
+    static Path dir;
+    static Dataset dataset;
+    static long imageData; // data offset of every images shard (same header size)
+    static long labelData;
+
+    @BeforeAll
+    static void writeDataset() throws IOException {
+        List<Path> images = TestShards.writeImages(dir, 7, 13, 0, 1, 19);
+        List<Path> labels = TestShards.writeLabels(dir, 20, 20);
+        dataset = Dataset.open(dir);
+        imageData = NpyShard.open(images.get(0)).dataOffset();
+        labelData = NpyShard.open(labels.get(0)).dataOffset();
+        for (Path p : images) {
+            assertEquals(imageData, NpyShard.open(p).dataOffset());
+        }
+    }
+
+    private static Piece piece(int shard, long dataOffset, long firstLocal, long records, long recordBytes, long viewOffset) {
+        return new Piece(shard, dataOffset + firstLocal * recordBytes, dataOffset + (firstLocal + records) * recordBytes, viewOffset);
+    }
+
+    @Test
+    void batchesAreConsecutiveAndTheLastShortOneIsKeptOrDropped() {
+        List<BatchPlan> keep = ReadPlanner.sequential(dataset, 16, false);
+        assertEquals(3, keep.size());
+        assertEquals(List.of(0L, 16L, 32L), keep.stream().map(BatchPlan::firstRecord).toList());
+        assertEquals(List.of(16, 16, 8), keep.stream().map(BatchPlan::records).toList());
+        assertEquals(List.of(0L, 1L, 2L), keep.stream().map(BatchPlan::index).toList());
+        List<BatchPlan> drop = ReadPlanner.sequential(dataset, 16, true);
+        assertEquals(2, drop.size());
+        assertEquals(0, ReadPlanner.sequential(dataset, 41, true).size());
+        assertEquals(1, ReadPlanner.sequential(dataset, 41, false).size());
+        assertEquals(40, ReadPlanner.sequential(dataset, 1, true).size());
+    }
+
+    @Test
+    void batchSizeZeroIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> ReadPlanner.sequential(dataset, 0, false));
+    }
+
+    @Test
+    void aBatchAcrossAShardBoundaryHasOnePiecePerShardWithConsecutiveViewOffsets() {
+        BatchPlan b = ReadPlanner.sequential(dataset, 5, false).get(1); // records 5..9: shard 0 (5, 6), shard 1 (0..2)
+        assertEquals(5, b.firstRecord());
+        ColumnPlan images = b.columns().get(0);
+        assertEquals(0, images.column());
+        assertEquals(List.of(piece(0, imageData, 5, 2, IMG, 0), piece(1, imageData, 0, 3, IMG, 2L * IMG)), images.pieces());
+        assertEquals(5L * IMG, images.bytes());
+        ColumnPlan labels = b.columns().get(1);
+        assertEquals(List.of(piece(0, labelData, 5, 5, 1, 0)), labels.pieces());
+        assertEquals(5, labels.bytes());
+        assertEquals(5L * IMG + 5, b.bytes());
+    }
+
+    @Test
+    void emptyShardsContributeNoPiece() {
+        BatchPlan b = ReadPlanner.plan(dataset, 0, 19, 5); // 19 in shard 1, 20 in shard 3, 21..23 in shard 4
+        assertEquals(List.of(piece(1, imageData, 12, 1, IMG, 0), piece(3, imageData, 0, 1, IMG, IMG),
+                piece(4, imageData, 0, 3, IMG, 2L * IMG)), b.columns().get(0).pieces());
+        // labels change shard at record 20
+        assertEquals(List.of(piece(0, labelData, 19, 1, 1, 0), piece(1, labelData, 0, 4, 1, 1)), b.columns().get(1).pieces());
+    }
+
+    @Test
+    void piecesOfEveryBatchTileTheColumnViewExactly() {
+        for (int batch : new int[] {1, 3, 5, 7, 32, 40}) {
+            for (BatchPlan p : ReadPlanner.sequential(dataset, batch, false)) {
+                for (ColumnPlan c : p.columns()) {
+                    long view = 0;
+                    for (Piece piece : c.pieces()) {
+                        assertEquals(view, piece.viewOffset(), "batch size " + batch + ", batch " + p.index());
+                        assertTrue(piece.length() > 0);
+                        view += piece.length();
+                    }
+                    assertEquals(c.bytes(), view);
+                    assertEquals(p.records() * dataset.columns().get(c.column()).recordBytes(), c.bytes());
+                }
+            }
+        }
+    }
+
+    @Test
+    void headPadAndStagingBytesFollowThe4KiBCoverOfEachPiece() {
+        BatchPlan b = ReadPlanner.sequential(dataset, 5, false).get(1);
+        ColumnPlan images = b.columns().get(0);
+        Piece first = images.pieces().get(0);
+        assertEquals(first.fileStart() % 4096, images.headPad());
+        long staging = 0;
+        for (Piece p : images.pieces()) {
+            assertEquals(Alignment.up(p.fileEnd()) - Alignment.down(p.fileStart()), p.alignedLength());
+            staging += p.alignedLength();
+        }
+        assertEquals(staging, images.stagingBytes());
+        assertEquals(8192, new Piece(0, 100, 5000, 0).alignedLength());
+        assertEquals(4096, new Piece(0, 4096, 8192, 0).alignedLength());
+        assertEquals(0, new ColumnPlan(0, List.of(), 0).headPad());
+    }
+
+    @Test
+    void splitFromAnUnalignedStartBreaksOnBlockBoundaries() {
+        List<Chunk> out = new ArrayList<>();
+        ReadPlanner.split(2, 100, 10_000, 50, 4096, out);
+        assertEquals(List.of(new Chunk(2, 100, 3996, 50), new Chunk(2, 4096, 4096, 4046), new Chunk(2, 8192, 1808, 8142)), out);
+    }
+
+    @Test
+    void splitWithALargerMaxIoKeepsChunksWithinItAndOnBlocks() {
+        List<Chunk> out = new ArrayList<>();
+        ReadPlanner.split(0, 4096, 4096 + 3 * 8192 + 10, 0, 8192, out);
+        assertEquals(List.of(new Chunk(0, 4096, 8192, 0), new Chunk(0, 12288, 8192, 8192), new Chunk(0, 20480, 8192, 16384),
+                new Chunk(0, 28672, 10, 24576)), out);
+    }
+
+    @Test
+    void splitOfAnEmptyRangeAddsNothingAndARangeWithinOneIoIsOneChunk() {
+        List<Chunk> out = new ArrayList<>();
+        ReadPlanner.split(0, 500, 500, 0, 4096, out);
+        assertEquals(List.of(), out);
+        ReadPlanner.split(1, 500, 600, 7, 8L << 20, out);
+        assertEquals(List.of(new Chunk(1, 500, 100, 7)), out);
+    }
+
+    @Test
+    void splitRejectsAMaxIoThatIsNotAPositiveMultipleOf4096() {
+        List<Chunk> out = new ArrayList<>();
+        for (long bad : new long[] {1000, 4095, 6144, 0, -4096}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> ReadPlanner.split(0, 0, 10_000, 0, bad, out));
+            assertTrue(e.getMessage().contains(String.valueOf(bad)), e.getMessage());
+        }
+        assertEquals(List.of(), out);
+    }
+
+    @Test
+    void splitCoversAnyRangeContiguouslyWithInteriorBoundariesOnBlocks() {
+        SplittableRandom rnd = new SplittableRandom(99);
+        for (int i = 0; i < 2000; i++) {
+            long start = rnd.nextLong(0, 1 << 24);
+            long end = start + rnd.nextLong(0, 1 << 22);
+            long maxIo = 4096L * rnd.nextInt(1, 300);
+            long base = rnd.nextLong(0, 1 << 20);
+            List<Chunk> out = new ArrayList<>();
+            ReadPlanner.split(3, start, end, base, maxIo, out);
+            long off = start;
+            for (int k = 0; k < out.size(); k++) {
+                Chunk c = out.get(k);
+                String where = "start " + start + " end " + end + " maxIo " + maxIo + " chunk " + k;
+                assertEquals(3, c.shard());
+                assertEquals(off, c.fileOffset(), where);
+                assertTrue(c.length() > 0 && c.length() <= maxIo, where);
+                assertEquals(base + (off - start), c.targetOffset(), where);
+                if (k > 0) {
+                    assertTrue(Alignment.isAligned(c.fileOffset()), where);
+                }
+                // a chunk never crosses more 4 KiB boundaries than maxIo allows
+                assertTrue(Alignment.up(c.fileOffset() + c.length()) - Alignment.down(c.fileOffset()) <= maxIo, where);
+                off += c.length();
+            }
+            assertEquals(end, off);
+        }
+    }
+}
