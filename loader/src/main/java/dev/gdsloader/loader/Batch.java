@@ -2,12 +2,14 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.loader.plan.BatchPlan;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * One batch handed to the consumer: {@link #records()} consecutive samples starting at global record
- * {@link #firstRecord()}, one {@link ColumnView} per column, in a slot of the loader's prefetch ring.
+ * One batch handed to the consumer: {@link #records()} samples in the sampler's order (their global
+ * record indices from {@link #recordIndices()}, padding flagged by {@link #isPadding(int)}), one
+ * {@link ColumnView} per column, in a slot of the loader's prefetch ring.
  *
  * <p>On a device path the data is ready once {@link #readyEvent()} has completed: make your stream wait
  * for it with {@link #awaitOn(CudaStream)} (no host synchronisation), then, after enqueuing your work,
@@ -21,9 +23,7 @@ public final class Batch implements AutoCloseable {
         void release(Batch batch, CudaStream consumerStream);
     }
 
-    private final long index;
-    private final long firstRecord;
-    private final int records;
+    private final BatchPlan plan;
     private final List<ColumnView> columns;
     private final PathTaken path;
     private final CudaEvent ready;
@@ -31,11 +31,8 @@ public final class Batch implements AutoCloseable {
     final int slot;
     private boolean released;
 
-    Batch(long index, long firstRecord, int records, List<ColumnView> columns, PathTaken path, CudaEvent ready,
-          int slot, Releaser releaser) {
-        this.index = index;
-        this.firstRecord = firstRecord;
-        this.records = records;
+    Batch(BatchPlan plan, List<ColumnView> columns, PathTaken path, CudaEvent ready, int slot, Releaser releaser) {
+        this.plan = plan;
         this.columns = columns;
         this.path = path;
         this.ready = ready;
@@ -45,17 +42,54 @@ public final class Batch implements AutoCloseable {
 
     /** @return batch index within the epoch, from 0 */
     public long index() {
-        return index;
+        return plan.index();
+    }
+
+    /** @return the epoch this batch belongs to, from 0 */
+    public long epoch() {
+        return plan.order().epoch();
     }
 
     /** @return global index of the first record */
     public long firstRecord() {
-        return firstRecord;
+        return plan.firstRecord();
     }
 
     /** @return number of records (samples) in this batch */
     public int records() {
-        return records;
+        return plan.records();
+    }
+
+    /**
+     * @param i position in the batch, {@code 0 <= i < records()}
+     * @return the global record index of sample {@code i}
+     * @throws IndexOutOfBoundsException if {@code i} is outside the batch
+     */
+    public long recordIndex(int i) {
+        java.util.Objects.checkIndex(i, plan.records());
+        return plan.order().records()[plan.from() + i];
+    }
+
+    /** @return the global record indices of the batch's samples, in order (a copy) */
+    public long[] recordIndices() {
+        return java.util.Arrays.copyOfRange(plan.order().records(), plan.from(), plan.from() + plan.records());
+    }
+
+    /**
+     * @param i position in the batch
+     * @return true if sample {@code i} is a repeat added to even out ranks ({@code Partition.PAD}); evaluation
+     *     should drop it
+     * @throws IndexOutOfBoundsException if {@code i} is outside the batch
+     */
+    public boolean isPadding(int i) {
+        java.util.Objects.checkIndex(i, plan.records());
+        return plan.order().isPadding(plan.from() + i);
+    }
+
+    /** @return how many samples of this batch are padding */
+    public int paddingCount() {
+        int first = Math.max(plan.from(), plan.order().firstPadded());
+        return Math.max(0, plan.from() + plan.records() - first);
     }
 
     /** @return the column views, in dataset column order */

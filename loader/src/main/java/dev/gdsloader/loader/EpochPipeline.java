@@ -2,6 +2,9 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.dataset.Column;
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.sampler.EpochOrder;
 import dev.gdsloader.loader.io.IoEngine;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
@@ -31,7 +34,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     private static final Pending END = new Pending(null, null, null, null);
 
-    private final List<BatchPlan> plans;
+    private final Dataset dataset;
+    private final EpochOrder order;
+    private final int batchSize;
+    private final long firstBatch;
+    private final long endBatch;
     private final List<Slot> slots;
     private final IoEngine engine;
     private final ExecutorService pool;
@@ -48,13 +55,20 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long storageBytes;
     private long stallNanos;
     private long lastNanos;
+    private long delivered;
 
-    EpochPipeline(List<BatchPlan> plans, List<Slot> slots, IoEngine engine, ExecutorService pool, List<Column> columns) {
-        this.plans = plans;
+    EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, List<Slot> slots,
+                  IoEngine engine, ExecutorService pool) {
+        this.dataset = dataset;
+        this.order = order;
+        this.batchSize = batchSize;
+        this.firstBatch = firstBatch;
+        this.endBatch = endBatch;
+        this.delivered = firstBatch;
         this.slots = slots;
         this.engine = engine;
         this.pool = pool;
-        this.columns = columns;
+        this.columns = dataset.columns();
         this.inFlight = new AtomicReferenceArray<>(slots.size());
         this.free = new ArrayBlockingQueue<>(slots.size(), false, slots);
         this.ready = new ArrayBlockingQueue<>(slots.size() + 1);
@@ -64,7 +78,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     private void readLoop() {
         try {
-            for (BatchPlan p : plans) {
+            for (long b = firstBatch; b < endBatch; b++) {
+                BatchPlan p = ReadPlanner.plan(dataset, order, b, batchSize);
                 Slot s = free.take();
                 if (closed) {
                     return;
@@ -119,10 +134,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             recycleFailed(p.slot);
             Throwable cause = IoEngine.cause(e);
             if (cause instanceof IOException io) {
-                throw new UncheckedIOException("batch " + p.plan.index() + " (records " + p.plan.firstRecord() + ".."
-                        + (p.plan.firstRecord() + p.plan.records() - 1) + "): " + io.getMessage(), io);
+                throw new UncheckedIOException(p.plan.describe() + ": " + io.getMessage(), io);
             }
-            throw new IllegalStateException("batch " + p.plan.index() + ": " + cause.getMessage(), cause);
+            throw new IllegalStateException(p.plan.describe() + ": " + cause.getMessage(), cause);
         } finally {
             stallNanos += System.nanoTime() - t0;
         }
@@ -131,11 +145,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             views.add(view(p, c));
         }
         batches++;
+        delivered = p.plan.index() + 1;
         bytes += p.plan.bytes();
         storageBytes += read;
         lastNanos = System.nanoTime();
-        return new Batch(p.plan.index(), p.plan.firstRecord(), p.plan.records(), List.copyOf(views),
-                engine.pathTaken(), p.slot.ready(), p.slot.index(), this::release);
+        return new Batch(p.plan, List.copyOf(views), engine.pathTaken(), p.slot.ready(), p.slot.index(), this::release);
     }
 
     private ColumnView view(Pending p, ColumnPlan c) {
@@ -164,6 +178,16 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             s.releaseOn(consumerStream);
         }
         free.offer(s);
+    }
+
+    /** @return the epoch's order */
+    EpochOrder order() {
+        return order;
+    }
+
+    /** @return batches of this epoch handed to the consumer so far, counting those skipped by a resume */
+    long delivered() {
+        return delivered;
     }
 
     /** @return the counters so far */

@@ -6,8 +6,12 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.IoEngine;
 import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.loader.plan.Alignment;
-import dev.gdsloader.loader.plan.BatchPlan;
+import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.sampler.Partition;
+import dev.gdsloader.loader.sampler.Sampler;
+import dev.gdsloader.loader.sampler.SamplerOptions;
+import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
 import java.io.IOException;
@@ -51,13 +55,16 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     private final Dataset dataset;
     private final Options options;
-    private final List<BatchPlan> plans;
+    private final Sampler sampler;
+    private final int batchesPerEpoch;
     private final IoEngine engine;
     private final String pathReason;
     private final List<Slot> slots = new ArrayList<>();
     private final ExecutorService pool;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
+    private long nextEpoch;
+    private long resumeBatches;
     private boolean closed;
 
     /**
@@ -69,12 +76,13 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @param prefetchDepth slots in the ring, &ge; 2
      * @param ioThreads threads issuing reads, &ge; 1
      * @param maxIoBytes largest single read, a positive multiple of 4 KiB
-     * @param dropLast drop a short last batch
+     * @param sampler order, shuffle, rank sharding and drop-last
      * @param directIo open shards with {@code O_DIRECT} on the staged paths (where the filesystem allows)
      * @param columns columns to load, empty for all
+     * @param resume a saved state to continue from, or null to start at epoch 0
      */
     public record Options(int batchSize, ReadPath path, int device, int prefetchDepth, int ioThreads, long maxIoBytes,
-                          boolean dropLast, boolean directIo, List<String> columns) {
+                          SamplerOptions sampler, boolean directIo, List<String> columns, LoaderState resume) {
         /**
          * @throws IllegalArgumentException naming the first invalid option
          */
@@ -94,6 +102,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (device < 0) {
                 throw new IllegalArgumentException("device must be >= 0, got " + device);
             }
+            java.util.Objects.requireNonNull(sampler, "sampler");
             columns = List.copyOf(columns);
         }
     }
@@ -103,7 +112,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      *
      * @param datasetDir directory or single shard
      * @return a builder with defaults: path AUTO, device 0, prefetch depth 4, 4 I/O threads, 8 MiB reads,
-     *     O_DIRECT on, keep last batch, all columns; batch size must be set
+     *     O_DIRECT on, sequential order, rank 0 of 1, keep last batch, all columns; batch size must be set
      */
     public static Builder builder(Path datasetDir) {
         return new Builder(datasetDir, null);
@@ -120,7 +129,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private GdsLoader(Dataset dataset, Options options) throws IOException {
         this.dataset = dataset.select(options.columns());
         this.options = options;
-        this.plans = ReadPlanner.sequential(this.dataset, options.batchSize(), options.dropLast());
+        long[] shardRecords = this.dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
+        this.sampler = new Sampler(options.sampler(), shardRecords, options.batchSize());
+        this.batchesPerEpoch = ReadPlanner.batches((int) sampler.recordsOf(options.sampler().rank()), options.batchSize(),
+                options.sampler().dropLast());
+        if (options.resume() != null) {
+            checkResumable(options.resume());
+            this.nextEpoch = options.resume().epoch();
+            this.resumeBatches = options.resume().batchesConsumed();
+        }
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
         }
@@ -130,7 +147,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         LOG.info(() -> "gdsloader path " + pathReason);
         this.pool = Executors.newFixedThreadPool(options.ioThreads(), ioThreads(options.device(), engine.pathTaken().onDevice()));
         try {
-            SlotLayout layout = SlotLayout.forPlans(plans, this.dataset.columns().size());
+            List<dev.gdsloader.loader.dataset.Column> cols = this.dataset.columns();
+            SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(),
+                    c -> sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size()));
             for (int i = 0; i < options.prefetchDepth(); i++) {
                 slots.add(engine.newSlot(i, layout));
             }
@@ -170,9 +189,53 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return pathReason;
     }
 
-    /** @return batches per epoch */
+    /** @return batches per epoch on this rank */
     public int batchesPerEpoch() {
-        return plans.size();
+        return batchesPerEpoch;
+    }
+
+    /** @return the sampler that orders each epoch */
+    public Sampler sampler() {
+        return sampler;
+    }
+
+    /**
+     * Where the consumer is: the epoch in progress and how many of its batches the consumer has received
+     * (not how many were prefetched). A loader built with {@link Builder#resumeFrom(LoaderState)} from it
+     * continues with the next batch.
+     *
+     * @return the state
+     */
+    public LoaderState state() {
+        long e;
+        long consumed;
+        if (epoch == null) {
+            e = nextEpoch;
+            consumed = resumeBatches;
+        } else if (epoch.delivered() >= batchesPerEpoch) {
+            e = epoch.order().epoch() + 1;
+            consumed = 0;
+        } else {
+            e = epoch.order().epoch();
+            consumed = epoch.delivered();
+        }
+        SamplerOptions so = options.sampler();
+        return new LoaderState(1, e, consumed, sampler.datasetRecords(), options.batchSize(), so.shuffle(), so.seed(),
+                so.blockRecords(), so.rank(), so.worldSize(), so.partition(), so.dropLast());
+    }
+
+    private void checkResumable(LoaderState s) {
+        LoaderState now = new LoaderState(1, s.epoch(), s.batchesConsumed(), sampler.datasetRecords(), options.batchSize(),
+                options.sampler().shuffle(), options.sampler().seed(), options.sampler().blockRecords(), options.sampler().rank(),
+                options.sampler().worldSize(), options.sampler().partition(), options.sampler().dropLast());
+        if (!now.equals(s)) {
+            throw new IllegalArgumentException("saved state " + s.toJson() + " does not match this loader "
+                    + now.toJson() + ": records, batch size and sampler settings must be the same to resume");
+        }
+        if (s.epoch() < 0 || s.batchesConsumed() < 0 || s.batchesConsumed() > batchesPerEpoch) {
+            throw new IllegalArgumentException("saved state " + s.toJson() + " points outside the " + batchesPerEpoch
+                    + " batches of an epoch");
+        }
     }
 
     /**
@@ -193,7 +256,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             lastStats = epoch.stats();
             epoch.close();
         }
-        epoch = new EpochPipeline(plans, slots, engine, pool, dataset.columns());
+        long e = nextEpoch++;
+        long skip = resumeBatches;
+        resumeBatches = 0;
+        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, engine, pool);
         return epoch;
     }
 
@@ -252,9 +318,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private int prefetchDepth = 4;
         private int ioThreads = 4;
         private long maxIoBytes = 8L << 20;
-        private boolean dropLast;
+        private SamplerOptions sampler = SamplerOptions.sequential();
         private boolean directIo = true;
         private List<String> columns = List.of();
+        private LoaderState resume;
+        private boolean blockSet;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -316,11 +384,67 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
-         * @param drop whether to drop a short last batch
+         * @param drop give every rank {@code floor(N / worldSize)} records and drop a short last batch
          * @return this
          */
         public Builder dropLast(boolean drop) {
-            this.dropLast = drop;
+            SamplerOptions s = sampler;
+            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), s.blockRecords(), s.rank(), s.worldSize(), s.partition(), drop);
+            return this;
+        }
+
+        /**
+         * @param shuffle how records are ordered each epoch
+         * @param seed seed of the shuffle; the order is a function of (seed, epoch, rank, world size)
+         * @return this
+         */
+        public Builder shuffle(Shuffle shuffle, long seed) {
+            SamplerOptions s = sampler;
+            this.sampler = new SamplerOptions(shuffle, seed, s.blockRecords(), s.rank(), s.worldSize(), s.partition(), s.dropLast());
+            return this;
+        }
+
+        /**
+         * @param records block size of {@link Shuffle#SHARD_BLOCKS}, &ge; 1 (default: the batch size)
+         * @return this
+         */
+        public Builder blockRecords(int records) {
+            SamplerOptions s = sampler;
+            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), records, s.rank(), s.worldSize(), s.partition(), s.dropLast());
+            blockSet = true;
+            return this;
+        }
+
+        /**
+         * @param rank this process's rank
+         * @param worldSize number of ranks
+         * @param partition how records split when N does not divide by the world size
+         * @return this
+         */
+        public Builder ranks(int rank, int worldSize, Partition partition) {
+            SamplerOptions s = sampler;
+            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), s.blockRecords(), rank, worldSize, partition, s.dropLast());
+            return this;
+        }
+
+        /**
+         * Takes rank and world size from {@code RANK} and {@code WORLD_SIZE} (absent: rank 0 of 1).
+         *
+         * @param partition how records split when N does not divide by the world size
+         * @return this
+         * @throws IllegalArgumentException if a variable is not an integer
+         */
+        public Builder ranksFromEnvironment(Partition partition) {
+            SamplerOptions s = sampler.withRankFrom(System.getenv());
+            return ranks(s.rank(), s.worldSize(), partition);
+        }
+
+        /**
+         * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch
+         * @return this
+         */
+        public Builder resumeFrom(LoaderState state) {
+            this.resume = state;
             return this;
         }
 
@@ -353,7 +477,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
          */
         public GdsLoader build() throws IOException {
-            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, dropLast, directIo, columns);
+            SamplerOptions so = sampler;
+            if (!blockSet && batchSize > 0) {
+                so = new SamplerOptions(so.shuffle(), so.seed(), batchSize, so.rank(), so.worldSize(), so.partition(), so.dropLast());
+            }
+            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, directIo, columns, resume);
             return new GdsLoader(dataset != null ? dataset : Dataset.open(dir), o);
         }
     }

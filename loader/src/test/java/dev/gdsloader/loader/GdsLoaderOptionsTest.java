@@ -86,7 +86,7 @@ class GdsLoaderOptionsTest {
             assertEquals(4, o.prefetchDepth());
             assertEquals(4, o.ioThreads());
             assertEquals(8L << 20, o.maxIoBytes());
-            assertFalse(o.dropLast());
+            assertFalse(o.sampler().dropLast());
             assertTrue(o.directIo());
             assertEquals(List.of(), o.columns());
             assertEquals(3, loader.batchesPerEpoch());

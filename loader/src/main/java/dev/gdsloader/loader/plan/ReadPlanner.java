@@ -4,23 +4,23 @@ import dev.gdsloader.formats.RecordExtent;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.sampler.EpochOrder;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Turns a dataset and a batch size into batch plans (which byte ranges of which shards each batch
- * needs, records of one shard coalesced into one piece), and pieces into I/O chunks no larger than the
- * maximum I/O size.
- *
- * <p>Sequential order for now: batch {@code k} holds records {@code [k*B, min((k+1)*B, N))}; with
- * {@code dropLast} a short last batch is dropped. Stateless and thread-safe.
+ * Turns an epoch's record order and a batch size into batch plans (which byte ranges of which shards each
+ * batch needs, runs of consecutive records of one shard coalesced into one piece), and pieces into I/O
+ * chunks no larger than the maximum I/O size. Batch {@code k} holds entries {@code [k*B, min((k+1)*B, n))}
+ * of the order. Stateless and thread-safe.
  */
 public final class ReadPlanner {
     private ReadPlanner() {
     }
 
     /**
-     * Plans every batch of one epoch in sequential order.
+     * Plans every batch of one epoch in sequential order (records 0..N-1), for tools that need all plans at
+     * once (benchmark checksums).
      *
      * @param dataset the dataset
      * @param batchSize records per batch, &gt; 0
@@ -29,53 +29,73 @@ public final class ReadPlanner {
      * @throws IllegalArgumentException if batchSize &le; 0
      */
     public static List<BatchPlan> sequential(Dataset dataset, int batchSize, boolean dropLast) {
-        if (batchSize <= 0) {
-            throw new IllegalArgumentException("batch size must be > 0 records, got " + batchSize);
-        }
         long n = dataset.recordCount();
+        long[] all = new long[Math.toIntExact(n)];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = i;
+        }
+        EpochOrder order = new EpochOrder(0, all, all.length);
         List<BatchPlan> plans = new ArrayList<>();
-        for (long first = 0, index = 0; first < n; first += batchSize, index++) {
-            int records = (int) Math.min(batchSize, n - first);
-            if (dropLast && records < batchSize) {
-                break;
-            }
-            plans.add(plan(dataset, index, first, records));
+        for (int b = 0; b < batches(order.size(), batchSize, dropLast); b++) {
+            plans.add(plan(dataset, order, b, batchSize));
         }
         return plans;
     }
 
     /**
-     * Plans one batch of contiguous records.
+     * @param entries entries in an epoch's order
+     * @param batchSize records per batch, &gt; 0
+     * @param dropLast whether a short last batch is dropped
+     * @return batches in the epoch
+     * @throws IllegalArgumentException if batchSize &le; 0
+     */
+    public static int batches(int entries, int batchSize, boolean dropLast) {
+        if (batchSize <= 0) {
+            throw new IllegalArgumentException("batch size must be > 0 records, got " + batchSize);
+        }
+        return dropLast ? entries / batchSize : (entries + batchSize - 1) / batchSize;
+    }
+
+    /**
+     * Plans batch {@code index} of an epoch: entries {@code [index * batchSize, ...)} of {@code order}; runs of
+     * consecutive records of one shard become one piece, landing at their place in the column view.
      *
      * @param dataset the dataset
+     * @param order the epoch's order for this rank
      * @param index batch index
-     * @param first global index of the first record
-     * @param records records in the batch, &gt; 0
+     * @param batchSize records per full batch
      * @return the plan
      */
-    public static BatchPlan plan(Dataset dataset, long index, long first, int records) {
+    public static BatchPlan plan(Dataset dataset, EpochOrder order, long index, int batchSize) {
+        int from = Math.toIntExact(index * batchSize);
+        int records = Math.min(batchSize, order.size() - from);
         List<ColumnPlan> cols = new ArrayList<>();
         List<Column> columns = dataset.columns();
         for (int c = 0; c < columns.size(); c++) {
-            cols.add(planColumn(c, columns.get(c), first, records));
+            cols.add(planColumn(c, columns.get(c), order.records(), from, records));
         }
-        return new BatchPlan(index, first, records, List.copyOf(cols));
+        return new BatchPlan(index, order, from, records, List.copyOf(cols));
     }
 
-    private static ColumnPlan planColumn(int columnIndex, Column column, long first, int records) {
+    private static ColumnPlan planColumn(int columnIndex, Column column, long[] ids, int from, int records) {
         List<Piece> pieces = new ArrayList<>();
-        long next = first;
-        long end = first + records;
+        long recordBytes = column.recordBytes();
         long viewOffset = 0;
-        while (next < end) {
-            int shard = column.shardOf(next);
+        int i = from;
+        int end = from + records;
+        while (i < end) {
+            long first = ids[i];
+            int shard = column.shardOf(first);
             RecordLayout layout = column.shards().get(shard);
-            long local = next - column.firstRecordOf(shard);
-            long count = Math.min(end - next, layout.recordCount() - local);
+            long local = first - column.firstRecordOf(shard);
+            long count = 1;
+            while (i + count < end && ids[(int) (i + count)] == first + count && local + count < layout.recordCount()) {
+                count++;
+            }
             RecordExtent e = layout.extent(local, count);
             pieces.add(new Piece(shard, e.offset(), e.offset() + e.length(), viewOffset));
-            viewOffset += e.length();
-            next += count;
+            viewOffset += count * recordBytes;
+            i += (int) count;
         }
         return new ColumnPlan(columnIndex, List.copyOf(pieces), viewOffset);
     }

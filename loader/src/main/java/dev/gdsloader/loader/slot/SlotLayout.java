@@ -1,15 +1,15 @@
 package dev.gdsloader.loader.slot;
 
+import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.plan.Alignment;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ColumnPlan;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
 
 /**
  * How a slot's memory is cut into per-column regions: each column gets a target region (where its view
- * lands, 4 KiB aligned, with 4 KiB of head room for the GDS path's aligned first read) and a staging
- * region (where aligned reads land before their copy, on the staged paths). Sized from the largest batch
- * of the epoch's plans.
+ * lands, 4 KiB aligned, with 4 KiB of head room for the GDS path's aligned first read) and a staging region
+ * (where the aligned covers of its pieces land before their copy, on the staged paths). Each piece's cover
+ * exceeds the piece by less than 8 KiB, so staging is sized {@code batch bytes + 8 KiB x max pieces}.
  *
  * @param targetOffsets byte offset of each column's target region
  * @param targetBytes total target bytes
@@ -19,28 +19,22 @@ import java.util.List;
 public record SlotLayout(long[] targetOffsets, long targetBytes, long[] stagingOffsets, long stagingBytes) {
 
     /**
-     * @param plans every batch plan the slots will hold
-     * @param columns number of columns
-     * @return a layout big enough for all of them
+     * @param columns the dataset's columns
+     * @param batchSize records per batch
+     * @param maxPieces for column {@code c}, the most pieces one batch of it can need
+     * @return a layout big enough for any batch
      */
-    public static SlotLayout forPlans(List<BatchPlan> plans, int columns) {
-        long[] maxView = new long[columns];
-        long[] maxStaging = new long[columns];
-        for (BatchPlan p : plans) {
-            for (ColumnPlan c : p.columns()) {
-                maxView[c.column()] = Math.max(maxView[c.column()], c.bytes());
-                maxStaging[c.column()] = Math.max(maxStaging[c.column()], c.stagingBytes());
-            }
-        }
-        long[] to = new long[columns];
-        long[] so = new long[columns];
+    public static SlotLayout forBatch(List<Column> columns, int batchSize, IntUnaryOperator maxPieces) {
+        long[] to = new long[columns.size()];
+        long[] so = new long[columns.size()];
         long t = 0;
         long s = 0;
-        for (int c = 0; c < columns; c++) {
+        for (int c = 0; c < columns.size(); c++) {
+            long view = Math.multiplyExact(columns.get(c).recordBytes(), (long) batchSize);
             to[c] = t;
             so[c] = s;
-            t += Alignment.up(maxView[c] + Alignment.BLOCK);
-            s += Alignment.up(maxStaging[c]);
+            t += Alignment.up(view + Alignment.BLOCK);
+            s += Alignment.up(view + 2 * Alignment.BLOCK * maxPieces.applyAsInt(c));
         }
         return new SlotLayout(to, Math.max(t, Alignment.BLOCK), so, Math.max(s, Alignment.BLOCK));
     }

@@ -77,7 +77,7 @@ class ReadPlannerTest {
 
     @Test
     void emptyShardsContributeNoPiece() {
-        BatchPlan b = ReadPlanner.plan(dataset, 0, 19, 5); // 19 in shard 1, 20 in shard 3, 21..23 in shard 4
+        BatchPlan b = ReadPlanner.plan(dataset, range(19, 5), 0, 5); // 19 in shard 1, 20 in shard 3, 21..23 in shard 4
         assertEquals(List.of(piece(1, imageData, 12, 1, IMG, 0), piece(3, imageData, 0, 1, IMG, IMG),
                 piece(4, imageData, 0, 3, IMG, 2L * IMG)), b.columns().get(0).pieces());
         // labels change shard at record 20
@@ -181,5 +181,14 @@ class ReadPlannerTest {
             }
             assertEquals(end, off);
         }
+    }
+
+    /** An order holding records [first, first + count), so batch 0 of it is exactly those records. */
+    private static dev.gdsloader.loader.sampler.EpochOrder range(long first, int count) {
+        long[] r = new long[count];
+        for (int i = 0; i < count; i++) {
+            r[i] = first + i;
+        }
+        return new dev.gdsloader.loader.sampler.EpochOrder(0, r, count);
     }
 }

@@ -14,6 +14,8 @@ import dev.gdsloader.loader.plan.ReadPlanner;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import dev.gdsloader.loader.sampler.Sampler;
+import dev.gdsloader.loader.sampler.SamplerOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,29 +25,18 @@ class SlotLayoutTest {
     Path dir;
 
     @Test
-    void regionsAreSizedForTheLargestViewPlusHeadRoomAndTheLargestStaging() {
-        // column 0: views of 5000 and 9000 bytes; column 1: 10 bytes; staging covers differ from view sizes
-        List<BatchPlan> plans = List.of(
-                new BatchPlan(0, 0, 1, List.of(
-                        new ColumnPlan(0, List.of(new Piece(0, 100, 5100, 0)), 5000),
-                        new ColumnPlan(1, List.of(new Piece(0, 4090, 4100, 0)), 10))),
-                new BatchPlan(1, 1, 1, List.of(
-                        new ColumnPlan(0, List.of(new Piece(0, 5100, 10_000, 0), new Piece(1, 128, 4228, 4900)), 9000),
-                        new ColumnPlan(1, List.of(new Piece(0, 4100, 4110, 0)), 10))));
-        SlotLayout l = SlotLayout.forPlans(plans, 2);
-        // column 0 target: up(9000 + 4096) = 16384; column 1 target: up(10 + 4096) = 8192
-        assertArrayEquals(new long[] {0, 16384}, l.targetOffsets());
-        assertEquals(16384 + 8192, l.targetBytes());
-        // column 0 staging: max(8192, (12288 - 4096) + 8192) = 16384; column 1: max(8192, 4096) = 8192
-        assertArrayEquals(new long[] {0, 16384}, l.stagingOffsets());
-        assertEquals(16384 + 8192, l.stagingBytes());
-    }
-
-    @Test
-    void noPlansStillGiveOneBlockOfEach() {
-        SlotLayout l = SlotLayout.forPlans(List.of(), 2);
-        assertEquals(Alignment.BLOCK, l.stagingBytes());
-        assertTrue(l.targetBytes() >= Alignment.BLOCK);
+    void regionsAreSizedForAFullBatchPlusHeadRoomAndEightKiBOfCoverPerPiece() throws IOException {
+        TestShards.writeImages(dir, 10);
+        TestShards.writeLabels(dir, 10);
+        Dataset d = Dataset.open(dir); // columns sorted by name: images (784-byte records), labels (1 byte)
+        SlotLayout l = SlotLayout.forBatch(d.columns(), 8, c -> c == 0 ? 3 : 1);
+        // images target: up(8 x 784 + 4096) = 12288; labels target: up(8 + 4096) = 8192
+        assertArrayEquals(new long[] {0, 12288}, l.targetOffsets());
+        assertEquals(12288 + 8192, l.targetBytes());
+        // images staging: up(6272 + 3 x 8192) = 32768; labels staging: up(8 + 8192) = 12288
+        assertArrayEquals(new long[] {0, 32768}, l.stagingOffsets());
+        assertEquals(32768 + 12288, l.stagingBytes());
+        assertTrue(Alignment.isAligned(l.targetBytes()) && Alignment.isAligned(l.stagingBytes()));
     }
 
     @Test
@@ -56,7 +47,9 @@ class SlotLayoutTest {
         Dataset d = Dataset.open(dir);
         for (int batch : new int[] {1, 5, 32, 64}) {
             List<BatchPlan> plans = ReadPlanner.sequential(d, batch, false);
-            SlotLayout l = SlotLayout.forPlans(plans, 3);
+            Sampler sampler = new Sampler(SamplerOptions.sequential(), new long[] {7, 13, 0, 1, 19}, batch);
+            SlotLayout l = SlotLayout.forBatch(d.columns(), batch,
+                    c -> sampler.maxPiecesPerBatch(batch, d.columns().get(c).shards().size()));
             long[] to = l.targetOffsets();
             long[] so = l.stagingOffsets();
             for (int c = 0; c < 3; c++) {
