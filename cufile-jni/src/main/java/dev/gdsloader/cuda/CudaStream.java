@@ -42,14 +42,9 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyToDevice(DeviceBuffer dst, long dstOffset, PinnedBuffer src, long srcOffset, long bytes) {
-        checkOpen();
         checkRange(dstOffset, bytes, dst.size(), "device");
         checkRange(srcOffset, bytes, src.size(), "pinned");
-        if (bytes == 0) {
-            return;
-        }
-        Cuda.check(JCuda.cudaMemcpyAsync(dst.pointer(dstOffset), src.pointer(srcOffset), bytes,
-                cudaMemcpyKind.cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync(host to device, " + bytes + " bytes)");
+        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyHostToDevice, "host to device");
     }
 
     /**
@@ -64,14 +59,9 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyToHost(PinnedBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
-        checkOpen();
         checkRange(dstOffset, bytes, dst.size(), "pinned");
         checkRange(srcOffset, bytes, src.size(), "device");
-        if (bytes == 0) {
-            return;
-        }
-        Cuda.check(JCuda.cudaMemcpyAsync(dst.pointer(dstOffset), src.pointer(srcOffset), bytes,
-                cudaMemcpyKind.cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(device to host, " + bytes + " bytes)");
+        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToHost, "device to host");
     }
 
     /**
@@ -86,14 +76,19 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyDeviceToDevice(DeviceBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
-        checkOpen();
         checkRange(dstOffset, bytes, dst.size(), "device");
         checkRange(srcOffset, bytes, src.size(), "device");
+        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToDevice, "device to device");
+    }
+
+    private void copy(java.util.function.LongFunction<jcuda.Pointer> dst, long dstOffset,
+                      java.util.function.LongFunction<jcuda.Pointer> src, long srcOffset, long bytes, int kind, String what) {
+        checkOpen();
         if (bytes == 0) {
             return;
         }
-        Cuda.check(JCuda.cudaMemcpyAsync(dst.pointer(dstOffset), src.pointer(srcOffset), bytes,
-                cudaMemcpyKind.cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(device to device, " + bytes + " bytes)");
+        Cuda.check(JCuda.cudaMemcpyAsync(dst.apply(dstOffset), src.apply(srcOffset), bytes, kind, stream),
+                "cudaMemcpyAsync(" + what + ", " + bytes + " bytes)");
     }
 
     /**
