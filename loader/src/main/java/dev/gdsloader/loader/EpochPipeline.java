@@ -20,6 +20,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -35,6 +36,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private static final Pending END = new Pending(null, null, null, null);
 
     private final Dataset dataset;
+    private final long ioTimeoutNanos;
     private final EpochOrder order;
     private final int batchSize;
     private final long firstBatch;
@@ -58,7 +60,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long delivered;
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, List<Slot> slots,
-                  IoEngine engine, ExecutorService pool) {
+                  IoEngine engine, ExecutorService pool, long ioTimeoutNanos) {
+        this.ioTimeoutNanos = ioTimeoutNanos;
         this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
@@ -129,8 +132,19 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         long t0 = System.nanoTime();
         long read;
         try {
-            read = p.io.join();
-        } catch (RuntimeException e) {
+            read = p.io.get(ioTimeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // the reads are still blocked in the kernel: the slot stays out of the ring, the epoch cannot go on
+            closed = true;
+            throw new UncheckedIOException(new IOException(p.plan.describe() + ": reads did not finish within "
+                    + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (" + p.plan.columns().stream()
+                    .flatMap(c -> c.pieces().stream().map(x -> columns.get(c.column()).shards().get(x.shard()).file()
+                            + " bytes " + x.fileStart() + ".." + x.fileEnd()))
+                    .distinct().limit(4).toList() + "): storage stalled"));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for " + p.plan.describe(), e);
+        } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
             recycleFailed(p.slot);
             Throwable cause = IoEngine.cause(e);
             if (cause instanceof IOException io) {

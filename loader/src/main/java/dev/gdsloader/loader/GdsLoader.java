@@ -80,9 +80,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @param directIo open shards with {@code O_DIRECT} on the staged paths (where the filesystem allows)
      * @param columns columns to load, empty for all
      * @param resume a saved state to continue from, or null to start at epoch 0
+     * @param ioTimeoutMillis how long the consumer waits for one batch's reads before the epoch fails naming
+     *     the shards and byte ranges, ms
      */
     public record Options(int batchSize, ReadPath path, int device, int prefetchDepth, int ioThreads, long maxIoBytes,
-                          SamplerOptions sampler, boolean directIo, List<String> columns, LoaderState resume) {
+                          SamplerOptions sampler, boolean directIo, List<String> columns, LoaderState resume,
+                          long ioTimeoutMillis) {
         /**
          * @throws IllegalArgumentException naming the first invalid option
          */
@@ -103,6 +106,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalArgumentException("device must be >= 0, got " + device);
             }
             java.util.Objects.requireNonNull(sampler, "sampler");
+            if (ioTimeoutMillis <= 0) {
+                throw new IllegalArgumentException("ioTimeoutMillis must be > 0, got " + ioTimeoutMillis);
+            }
             columns = List.copyOf(columns);
         }
     }
@@ -259,7 +265,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         long e = nextEpoch++;
         long skip = resumeBatches;
         resumeBatches = 0;
-        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, engine, pool);
+        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, engine, pool,
+                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
         return epoch;
     }
 
@@ -323,6 +330,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private List<String> columns = List.of();
         private LoaderState resume;
         private boolean blockSet;
+        private long ioTimeoutMillis = 60_000;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -440,6 +448,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * @param millis how long the consumer waits for one batch's reads before the epoch fails (default 60 s)
+         * @return this
+         */
+        public Builder ioTimeoutMillis(long millis) {
+            this.ioTimeoutMillis = millis;
+            return this;
+        }
+
+        /**
          * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch
          * @return this
          */
@@ -481,7 +498,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (!blockSet && batchSize > 0) {
                 so = new SamplerOptions(so.shuffle(), so.seed(), batchSize, so.rank(), so.worldSize(), so.partition(), so.dropLast());
             }
-            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, directIo, columns, resume);
+            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, directIo, columns, resume,
+                    ioTimeoutMillis);
             return new GdsLoader(dataset != null ? dataset : Dataset.open(dir), o);
         }
     }

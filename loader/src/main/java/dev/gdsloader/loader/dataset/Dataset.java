@@ -54,7 +54,7 @@ public final class Dataset {
         if (Files.isDirectory(dirOrFile)) {
             List<Path> files;
             try (Stream<Path> s = Files.list(dirOrFile)) {
-                files = s.filter(p -> p.getFileName().toString().endsWith(".npy") && Files.isRegularFile(p)).sorted().toList();
+                files = s.filter(p -> p.getFileName().toString().endsWith(".npy")).sorted().toList();
             }
             if (files.isEmpty()) {
                 throw new IOException(dirOrFile + ": no .npy shards in this directory");
@@ -76,6 +76,10 @@ public final class Dataset {
         record Named(String column, long number, Path file) { }
         List<Named> named = new ArrayList<>();
         for (Path f : files) {
+            if (!Files.isRegularFile(f)) {
+                // a FIFO or device would block or never end; a directory is not a shard
+                throw new IOException(f + ": not a regular file (" + kind(f) + "): shards must be regular files");
+            }
             String fn = f.getFileName().toString();
             Matcher m = SHARD_NAME.matcher(fn);
             named.add(m.matches() ? new Named(m.group(1), Long.parseLong(m.group(2)), f)
@@ -89,6 +93,16 @@ public final class Dataset {
         List<Column> columns = new ArrayList<>();
         byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
         return new Dataset(root, columns);
+    }
+
+    private static String kind(Path f) {
+        if (!Files.exists(f)) {
+            return "does not exist";
+        }
+        if (Files.isDirectory(f)) {
+            return "a directory";
+        }
+        return "a FIFO, socket or device";
     }
 
     /** @return the directory the dataset came from */

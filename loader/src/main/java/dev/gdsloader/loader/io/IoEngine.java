@@ -124,7 +124,8 @@ public abstract class IoEngine implements AutoCloseable {
      * @return the underlying exception
      */
     public static Throwable cause(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof UncheckedIOException) && t.getCause() != null) {
+        while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException
+                || t instanceof UncheckedIOException) && t.getCause() != null) {
             t = t.getCause();
         }
         return t;
