@@ -15,6 +15,7 @@ public final class CudaEvent extends NativeResource {
     private CudaEvent() {
         Cuda.check(JCuda.cudaEventCreateWithFlags(event, JCuda.cudaEventDisableTiming),
                 "cudaEventCreateWithFlags(cudaEventDisableTiming)");
+        trackLeaks();
     }
 
     /**

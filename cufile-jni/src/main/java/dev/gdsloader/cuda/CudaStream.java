@@ -16,6 +16,7 @@ public final class CudaStream extends NativeResource {
     private CudaStream() {
         Cuda.check(JCuda.cudaStreamCreateWithFlags(stream, JCuda.cudaStreamNonBlocking),
                 "cudaStreamCreateWithFlags(cudaStreamNonBlocking)");
+        trackLeaks();
     }
 
     /**

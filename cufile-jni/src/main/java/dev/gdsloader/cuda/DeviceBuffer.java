@@ -20,6 +20,7 @@ public final class DeviceBuffer extends NativeResource {
         this.address = pointer.address();
         this.size = size;
         this.device = device;
+        trackLeaks();
     }
 
     /**

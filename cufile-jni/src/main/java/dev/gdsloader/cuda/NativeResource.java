@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public abstract class NativeResource implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
+    private LeakDetector.Tracker leak;
 
     /** Creates the owner of a native resource that subclasses have just acquired. */
     protected NativeResource() {
@@ -20,6 +21,14 @@ public abstract class NativeResource implements AutoCloseable {
 
     /** @return a short description for error messages, e.g. "device buffer of 4096 bytes" */
     protected abstract String describe();
+
+    /**
+     * Starts leak tracking ({@link LeakDetector}); subclasses call it last in their constructor, once
+     * {@link #describe()} can answer.
+     */
+    protected final void trackLeaks() {
+        leak = LeakDetector.track(this, describe());
+    }
 
     /** @return true once {@link #close()} has been called */
     public final boolean isClosed() {
@@ -43,6 +52,9 @@ public abstract class NativeResource implements AutoCloseable {
     @Override
     public final void close() {
         if (closed.compareAndSet(false, true)) {
+            if (leak != null) {
+                leak.release();
+            }
             free();
         }
     }

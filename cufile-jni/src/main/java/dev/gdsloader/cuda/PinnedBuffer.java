@@ -22,6 +22,7 @@ public final class PinnedBuffer extends NativeResource {
         this.pointer = pointer;
         this.size = size;
         this.segment = MemorySegment.ofAddress(pointer.address()).reinterpret(size);
+        trackLeaks();
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.LeakDetector;
 import dev.gdsloader.loader.plan.BatchPlan;
 import java.util.List;
 import java.util.Optional;
@@ -14,8 +15,10 @@ import java.util.Optional;
  * <p>On a device path the data is ready once {@link #readyEvent()} has completed: make your stream wait
  * for it with {@link #awaitOn(CudaStream)} (no host synchronisation), then, after enqueuing your work,
  * {@link #release(CudaStream)} so the loader refills the slot only after that work has run. Host-synchronous
- * users call {@link #close()} when done. Each batch is released once; later calls do nothing. Not
- * thread-safe. Hold fewer batches than the prefetch depth, or the loader waits for you.
+ * users call {@link #close()} when done. The consumer owns one reference; {@link #retain()} adds more, and the
+ * slot goes back when the count reaches zero (further releases do nothing). With
+ * {@code -Dgdsloader.leakDetection=true} a batch collected unreleased is reported with where it was handed
+ * out. Not thread-safe. Hold fewer batches than the prefetch depth, or the loader waits for you.
  */
 public final class Batch implements AutoCloseable {
     /** Gives a slot back to the loader. */
@@ -29,7 +32,8 @@ public final class Batch implements AutoCloseable {
     private final CudaEvent ready;
     private final Releaser releaser;
     final int slot;
-    private boolean released;
+    private final LeakDetector.Tracker leak;
+    private int refCount = 1;
 
     Batch(BatchPlan plan, List<ColumnView> columns, PathTaken path, CudaEvent ready, int slot, Releaser releaser) {
         this.plan = plan;
@@ -38,6 +42,7 @@ public final class Batch implements AutoCloseable {
         this.ready = ready;
         this.slot = slot;
         this.releaser = releaser;
+        this.leak = LeakDetector.track(this, plan.describe() + " (slot " + slot + ")");
     }
 
     /** @return batch index within the epoch, from 0 */
@@ -141,18 +146,43 @@ public final class Batch implements AutoCloseable {
      * @param consumerStream the stream the consumer used the data on
      */
     public void release(CudaStream consumerStream) {
-        if (!released) {
-            released = true;
-            releaser.release(this, consumerStream);
-        }
+        drop(consumerStream);
     }
 
     /** Releases the batch now: the caller is done with its memory. */
     @Override
     public void close() {
-        if (!released) {
-            released = true;
-            releaser.release(this, null);
+        drop(null);
+    }
+
+    /**
+     * Adds an owner: the slot is given back only when every owner has released ({@code release} or
+     * {@code close} once per {@code retain}, plus once for the consumer that received it). Where owners use
+     * different streams, the last to release must order its stream after the others' work.
+     *
+     * @return this
+     * @throws IllegalStateException if the batch was already released
+     */
+    public Batch retain() {
+        if (refCount == 0) {
+            throw new IllegalStateException(plan.describe() + " was already released");
+        }
+        refCount++;
+        return this;
+    }
+
+    /** @return owners still holding the batch; 0 once its slot went back to the loader */
+    public int refCount() {
+        return refCount;
+    }
+
+    private void drop(CudaStream consumerStream) {
+        if (refCount == 0) {
+            return;
+        }
+        if (--refCount == 0) {
+            leak.release();
+            releaser.release(this, consumerStream);
         }
     }
 }

@@ -1,0 +1,39 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.OverlapBench;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader overlap}: how well I/O hides behind the consumer's GPU compute.
+ */
+@Command(name = "overlap", mixinStandardHelpOptions = true,
+        description = "Run epochs where the consumer's stream runs a kernel of t_c per batch (t_c = factors x t_io, "
+                + "t_io measured first without compute) and print epoch time over max(t_c, t_io) x batches (1.00 = perfect overlap). "
+                + "Needs a GPU.")
+final class OverlapCommand implements Callable<Integer> {
+    @Parameters(arity = "1", description = "dataset directory")
+    Path data;
+
+    @Option(names = "--path", defaultValue = "BOUNCE", description = "GDS or BOUNCE (default: ${DEFAULT-VALUE})")
+    ReadPath path;
+
+    @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Option(names = "--factors", split = ",", defaultValue = "0.5,0.9,1.0,1.1,2.0",
+            description = "t_c as multiples of t_io (default: ${DEFAULT-VALUE})")
+    List<Double> factors;
+
+    @Override
+    public Integer call() throws Exception {
+        double[] f = factors.stream().mapToDouble(Double::doubleValue).toArray();
+        OverlapBench.print(OverlapBench.run(data, path, batchSize, f, System.out), System.out);
+        return 0;
+    }
+}

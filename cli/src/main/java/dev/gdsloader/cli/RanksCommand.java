@@ -1,0 +1,36 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.RanksBench;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader ranks}: one loader per GPU in one process, as ranks of one job.
+ */
+@Command(name = "ranks", mixinStandardHelpOptions = true,
+        description = "Run rank r of W on GPU r, all in this process over the same dataset: rank 0 alone, then all at "
+                + "once; check the ranks got disjoint records covering the dataset once. Exit 1 if not.")
+final class RanksCommand implements Callable<Integer> {
+    @Parameters(arity = "1", description = "dataset directory")
+    Path data;
+
+    @Option(names = "--world", description = "ranks (default: every GPU)")
+    Integer world;
+
+    @Option(names = "--path", defaultValue = "BOUNCE", description = "read path (default: ${DEFAULT-VALUE})")
+    ReadPath path;
+
+    @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Override
+    public Integer call() throws Exception {
+        int w = world != null ? world : CudaDevice.count();
+        return RanksBench.run(data, w, path, batchSize, System.out) ? 0 : 1;
+    }
+}

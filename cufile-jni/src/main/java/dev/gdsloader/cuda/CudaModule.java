@@ -1,0 +1,80 @@
+package dev.gdsloader.cuda;
+
+import java.nio.charset.StandardCharsets;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * A module of GPU kernels loaded from PTX text ({@code cuModuleLoadData}; the driver compiles it for the
+ * device), and launches of its kernels on a {@link CudaStream}. Unloaded once by {@link #close()}.
+ *
+ * <p>Load it on a thread whose current device is the one it will run on. Launches may come from any
+ * thread using that device. Kernel arguments are passed as 64-bit values (device pointers or integers),
+ * which is how the kernels written for it declare them ({@code .param .u64}).
+ */
+public final class CudaModule extends NativeResource {
+    private final CUmodule module = new CUmodule();
+
+    private CudaModule(String ptx) {
+        byte[] text = (ptx + "\0").getBytes(StandardCharsets.US_ASCII);
+        int rc = JCudaDriver.cuModuleLoadData(module, text);
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new CudaException("cuModuleLoadData(PTX, " + ptx.length() + " chars)", rc, CUresult.stringFor(rc));
+        }
+        trackLeaks();
+    }
+
+    /**
+     * Loads PTX text on the current device.
+     *
+     * @param ptx the PTX source
+     * @return the module, owned by the caller
+     * @throws CudaException if CUDA is unavailable or the driver rejects the PTX (the name of the error)
+     */
+    public static CudaModule load(String ptx) {
+        Cuda.ensure();
+        JCudaDriver.setExceptionsEnabled(false);
+        return new CudaModule(ptx);
+    }
+
+    /**
+     * Enqueues {@code kernel<<<gridX, blockX, 0, stream>>>(args...)} ({@code cuLaunchKernel}).
+     *
+     * @param kernel the {@code .entry} name in the PTX
+     * @param gridX blocks, &ge; 1
+     * @param blockX threads per block, 1..1024
+     * @param stream the stream to enqueue on
+     * @param args kernel arguments, each a 64-bit value
+     * @throws CudaException if the kernel does not exist or the launch fails
+     */
+    public void launch(String kernel, int gridX, int blockX, CudaStream stream, long... args) {
+        checkOpen();
+        CUfunction f = new CUfunction();
+        int rc = JCudaDriver.cuModuleGetFunction(f, module, kernel);
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new CudaException("cuModuleGetFunction(" + kernel + ")", rc, CUresult.stringFor(rc));
+        }
+        Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = Pointer.to(new long[] {args[i]});
+        }
+        rc = JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, 0, new CUstream(stream.stream), Pointer.to(params), null);
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new CudaException("cuLaunchKernel(" + kernel + ")", rc, CUresult.stringFor(rc));
+        }
+    }
+
+    @Override
+    protected void free() {
+        JCudaDriver.cuModuleUnload(module);
+    }
+
+    @Override
+    protected String describe() {
+        return "CUDA module";
+    }
+}

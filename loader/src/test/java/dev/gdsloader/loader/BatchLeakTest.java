@@ -1,0 +1,74 @@
+package dev.gdsloader.loader;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gdsloader.cuda.LeakDetector;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Reference counting and leak reports of batches. */
+class BatchLeakTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aRetainedBatchKeepsItsSlotUntilTheLastRelease() throws IOException {
+        TestShards.writeImages(dir, 6);
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(2).path(ReadPath.HOST).prefetchDepth(2).build()) {
+            Iterator<Batch> it = loader.iterator();
+            Batch first = it.next().retain();
+            assertEquals(2, first.refCount());
+            first.close();
+            assertEquals(1, first.refCount(), "one owner left");
+            first.close();
+            assertEquals(0, first.refCount());
+            first.close(); // harmless
+            assertThrows(IllegalStateException.class, first::retain);
+            int n = 1;
+            while (it.hasNext()) {
+                it.next().close();
+                n++;
+            }
+            assertEquals(3, n, "the slot came back, so the epoch finished");
+        }
+    }
+
+    @Test
+    void anUnreleasedBatchIsReportedWhenLeakDetectionIsOn() throws Exception {
+        // the detector reads its switch once per JVM: run a child JVM with it on
+        TestShards.writeImages(dir, 4);
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-D" + LeakDetector.PROPERTY + "=true", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), LeakingConsumer.class.getName(), dir.toString())
+                .redirectErrorStream(true).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.exitValue(), out);
+        assertTrue(out.contains("LEAK: batch 0 of epoch 0") && out.contains("LeakingConsumer"), out);
+    }
+
+    /** Takes one batch, drops it without releasing, and waits for the leak report. */
+    public static final class LeakingConsumer {
+        public static void main(String[] args) throws Exception {
+            try (GdsLoader loader = GdsLoader.builder(Path.of(args[0])).batchSize(2).path(ReadPath.HOST).build()) {
+                Iterator<Batch> it = loader.iterator();
+                takeAndDrop(it);
+                for (int i = 0; i < 50 && LeakDetector.leaksReported() == 0; i++) {
+                    System.gc();
+                    Thread.sleep(50);
+                }
+                System.exit(LeakDetector.leaksReported() == 1 ? 0 : 3);
+            }
+        }
+
+        private static void takeAndDrop(Iterator<Batch> it) {
+            it.next();
+        }
+    }
+}
