@@ -34,6 +34,6 @@ python3 -c "import numpy as np, zlib; a = np.load('$work/fm/test/images-00000.np
 
 echo "=== 3. 4 GiB generated, cold"
 gds generate --out "$work/gen4g" --size 4GiB --shards 16
-gds bench --drop-caches "$work/gen4g"
+gds bench --drop-caches --rounds 3 "$work/gen4g"
 ls -la /tmp/gdsloader-cufile-*.log 2>/dev/null | tail -2; tail -5 /tmp/gdsloader-cufile-*.log 2>/dev/null | tail -8
 rm -rf "$work"

@@ -10,7 +10,8 @@ import picocli.CommandLine.Command;
 @Command(name = "gdsloader", mixinStandardHelpOptions = true, version = "gdsloader 0.1.0",
         description = "GPUDirect Storage data loader: sharded training data from NVMe into GPU memory.",
         subcommands = {DoctorCommand.class, GenerateCommand.class, ConvertCommand.class, BenchCommand.class,
-            ChecksumCommand.class, OverlapCommand.class, RanksCommand.class})
+            ChecksumCommand.class, OverlapCommand.class, RanksCommand.class,
+            LatencyCommand.class})
 public final class GdsLoaderMain {
     private GdsLoaderMain() {
     }

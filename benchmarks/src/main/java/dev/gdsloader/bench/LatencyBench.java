@@ -1,0 +1,69 @@
+package dev.gdsloader.bench;
+
+import dev.gdsloader.loader.Batch;
+import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.ReadPath;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Locale;
+
+/**
+ * Time to first batch and steady-state heap allocation per batch. The data is read once first so it is
+ * in the page cache; then a fresh loader is built (timed), its first batch taken (timed), and the heap bytes
+ * allocated by all threads of the process ({@code com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes})
+ * over the following epochs are divided by their batches. Not thread-safe.
+ */
+public final class LatencyBench {
+    private LatencyBench() {
+    }
+
+    /**
+     * @param data dataset directory
+     * @param path the read path
+     * @param batchSize records per batch
+     * @param epochs epochs over which allocation is measured, &ge; 1
+     * @param out where the results go
+     * @throws IOException if the dataset cannot be read
+     */
+    public static void run(Path data, ReadPath path, int batchSize, int epochs, PrintStream out) throws IOException {
+        drain(data, path, batchSize); // warm the page cache and the JIT
+        drain(data, path, batchSize);
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long t0 = System.nanoTime();
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build()) {
+            long built = System.nanoTime();
+            Iterator<Batch> it = loader.iterator();
+            it.next().close();
+            long first = System.nanoTime();
+            while (it.hasNext()) {
+                it.next().close();
+            }
+            long batches = 0;
+            long a0 = mx.getTotalThreadAllocatedBytes();
+            for (int e = 0; e < epochs; e++) {
+                for (Batch b : loader) {
+                    b.close();
+                    batches++;
+                }
+            }
+            long allocated = mx.getTotalThreadAllocatedBytes() - a0;
+            out.printf(Locale.ROOT, "path %s, %d records per batch, page cache warm%n", loader.pathTaken(), batchSize);
+            out.printf(Locale.ROOT, "build (open shards, pick path, allocate %d slots): %8.1f ms%n", loader.options().prefetchDepth(),
+                    (built - t0) / 1e6);
+            out.printf(Locale.ROOT, "first batch after iterator():                      %8.1f ms%n", (first - built) / 1e6);
+            out.printf(Locale.ROOT, "heap allocated per batch, %d epochs, %d batches:  %8.0f bytes%n", epochs, batches,
+                    allocated / (double) Math.max(1, batches));
+        }
+    }
+
+    private static void drain(Path data, ReadPath path, int batchSize) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build()) {
+            for (Batch b : loader) {
+                b.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.LatencyBench;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader latency}: time to first batch and heap allocation per batch.
+ */
+@Command(name = "latency", mixinStandardHelpOptions = true,
+        description = "With the data in page cache: time to build a loader, time to its first batch, and heap bytes "
+                + "allocated per batch in steady state.")
+final class LatencyCommand implements Callable<Integer> {
+    @Parameters(arity = "1", description = "dataset directory")
+    Path data;
+
+    @Option(names = "--path", defaultValue = "AUTO", description = "read path (default: ${DEFAULT-VALUE})")
+    ReadPath path;
+
+    @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Option(names = "--epochs", defaultValue = "3", description = "epochs measured for allocation (default: ${DEFAULT-VALUE})")
+    int epochs;
+
+    @Override
+    public Integer call() throws Exception {
+        LatencyBench.run(data, path, batchSize, epochs, System.out);
+        return 0;
+    }
+}
