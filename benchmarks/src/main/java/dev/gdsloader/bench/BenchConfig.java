@@ -21,8 +21,21 @@ public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int 
                           int prefetchDepth, boolean dropCaches, boolean verify, int rounds) {
     /** @throws IllegalArgumentException if a size or count is not positive */
     public BenchConfig {
-        if (batchBytes <= 0 || ioThreads <= 0 || maxIoBytes <= 0 || prefetchDepth < 2 || rounds < 1) {
-            throw new IllegalArgumentException("batch bytes, I/O threads, I/O size and rounds must be > 0 and prefetch depth >= 2");
+        if (batchBytes <= 0) {
+            throw new IllegalArgumentException("--batch-bytes must be > 0, got " + batchBytes);
+        }
+        if (ioThreads < 1 || ioThreads > 256) {
+            throw new IllegalArgumentException("--threads must be 1..256, got " + ioThreads);
+        }
+        if (maxIoBytes < 4096 || maxIoBytes % 4096 != 0 || maxIoBytes > (1L << 30)) {
+            throw new IllegalArgumentException("--io-size must be a multiple of 4096 bytes in 4KiB..1GiB (O_DIRECT alignment), got "
+                    + maxIoBytes);
+        }
+        if (prefetchDepth < 2 || prefetchDepth > 64) {
+            throw new IllegalArgumentException("--depth must be 2..64 slots, got " + prefetchDepth);
+        }
+        if (rounds < 1) {
+            throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
         }
         paths = List.copyOf(paths);
     }

@@ -18,7 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * One loader per GPU in one process: rank {@code r} of {@code W} on device {@code r}, all over the same
+ * One loader per GPU in one process: rank {@code r} of {@code W} on device {@code r mod GPUs}, all over the same
  * dataset. Measures rank 0 alone, then all ranks at once, and checks that the ranks received disjoint records
  * that together cover the dataset exactly once. Not thread-safe.
  */
@@ -81,7 +81,7 @@ public final class RanksBench {
         out.printf(Locale.ROOT, "%-22s %8s %10s %8s%n", "run", "records", "GB/s", "x alone");
         out.printf(Locale.ROOT, "%-22s %8d %10.3f %8.2f%n", "rank 0 alone (GPU 0)", alone.records(), alone.gigabytesPerSecond(), 1.0);
         for (RankRun r : together) {
-            out.printf(Locale.ROOT, "%-22s %8d %10.3f %8.2f%n", "rank " + r.rank() + " of " + world + " (GPU " + r.rank() + ")",
+            out.printf(Locale.ROOT, "%-22s %8d %10.3f %8.2f%n", "rank " + r.rank() + " of " + world + " (GPU " + deviceOf(r.rank()) + ")",
                     r.records(), r.gigabytesPerSecond(), r.gigabytesPerSecond() / alone.gigabytesPerSecond());
         }
         out.println("records: " + records + " in the dataset, " + total + " received over " + world + " ranks, "
@@ -89,8 +89,13 @@ public final class RanksBench {
         return exact;
     }
 
+    /** Rank r runs on GPU r, wrapping around when there are fewer GPUs than ranks (they then share one). */
+    private static int deviceOf(int rank) {
+        return dev.gdsloader.cuda.Cuda.availability().available() ? rank % dev.gdsloader.cuda.CudaDevice.count() : 0;
+    }
+
     private static RankRun epoch(Path data, int rank, int world, ReadPath path, int batchSize) throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).device(rank)
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).device(deviceOf(rank))
                 .shuffle(Shuffle.SHARD_BLOCKS, 17).ranks(rank, world, Partition.EXACT_ONCE).build()) {
             BitSet seen = new BitSet();
             long records = 0;

@@ -21,20 +21,38 @@ public final class SyntheticDataset {
     }
 
     /**
+     * As {@link #generate(Path, long, int, int, long, boolean)}, refusing a directory that already holds shards.
+     *
+     * @param dir output directory (created if missing)
+     * @param totalBytes approximate total data bytes
+     * @param shards number of shards
+     * @param recordBytes bytes per record
+     * @param seed seed of the byte stream
+     * @return the shard files written, in order
+     * @throws IOException on a write failure, or if {@code dir} already holds {@code data-*.npy} shards
+     */
+    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed) throws IOException {
+        return generate(dir, totalBytes, shards, recordBytes, seed, false);
+    }
+
+    /**
      * @param dir output directory (created if missing)
      * @param totalBytes approximate total data bytes, &gt; 0; rounded down to whole records per shard
      * @param shards number of shards, &ge; 1
      * @param recordBytes bytes per record, &ge; 1
      * @param seed seed of the byte stream
+     * @param replace replace existing {@code data-*.npy} shards in {@code dir} instead of refusing
      * @return the shard files written, in order
-     * @throws IOException on a write failure
+     * @throws IOException on a write failure, or if {@code dir} already holds shards and {@code replace} is false
      * @throws IllegalArgumentException if the sizes leave a shard with no records
      */
-    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed) throws IOException {
+    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed, boolean replace)
+            throws IOException {
         if (shards < 1 || recordBytes < 1 || totalBytes < (long) shards * recordBytes) {
             throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
                     + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
         }
+        dev.gdsloader.formats.ShardFiles.claim(dir, "data", replace);
         Files.createDirectories(dir);
         long recordsPerShard = totalBytes / shards / recordBytes;
         SplittableRandom rnd = new SplittableRandom(seed);

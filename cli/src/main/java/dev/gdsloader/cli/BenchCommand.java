@@ -65,28 +65,46 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        Path dir = data;
-        Path generated = null;
-        if (dir == null) {
-            Path base = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"));
-            Files.createDirectories(base);
-            generated = Files.createTempDirectory(base, "gdsloader-bench-");
+        BenchConfig config = new BenchConfig(data != null ? data : Path.of("."), paths, batchBytes, threads, ioSize, depth,
+                dropCaches, !noVerify, rounds); // validates the options before anything is written
+        if (data != null) {
+            return report(config);
+        }
+        Path base = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"));
+        if (!Files.isDirectory(base)) {
+            throw new IOException(base + ": --work-dir is not an existing directory");
+        }
+        Path generated = Files.createTempDirectory(base, "gdsloader-bench-");
+        Thread cleanup = new Thread(() -> deleteQuietly(generated), "gdsloader-bench-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup); // also on Ctrl-C
+        try {
             System.out.println("generating " + ByteSize.format(size) + " of synthetic .npy shards in " + generated + " ...");
             SyntheticDataset.generate(generated, size, 8, 150528, 42);
-            dir = generated;
-        }
-        try {
-            BenchReport r = BenchRunner.run(new BenchConfig(dir, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds), System.out);
-            r.print(System.out);
-            return r.allChecksumsOk() ? 0 : 1;
+            return report(new BenchConfig(generated, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds));
         } finally {
-            if (generated != null) {
-                deleteTree(generated);
-            }
+            deleteQuietly(generated);
+            Runtime.getRuntime().removeShutdownHook(cleanup);
+        }
+    }
+
+    private static int report(BenchConfig config) throws IOException {
+        BenchReport r = BenchRunner.run(config, System.out);
+        r.print(System.out);
+        return r.allChecksumsOk() ? 0 : 1;
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try {
+            deleteTree(dir);
+        } catch (IOException e) {
+            System.err.println("gdsloader bench: could not delete " + dir + ": " + e.getMessage());
         }
     }
 
     private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
         try (Stream<Path> s = Files.walk(dir)) {
             for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

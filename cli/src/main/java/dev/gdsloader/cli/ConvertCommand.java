@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
 final class ConvertCommand {
 
     /** {@code gdsloader convert idx}: IDX (MNIST format) files to {@code .npy} shards. */
-    @Command(name = "idx", mixinStandardHelpOptions = true,
+    @Command(name = "idx", mixinStandardHelpOptions = true, commandListHeading = "",
             description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.npy "
                     + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy.")
     static final class Idx implements Callable<Integer> {
@@ -27,13 +27,16 @@ final class ConvertCommand {
                 description = "records per shard (default: ${DEFAULT-VALUE})")
         long recordsPerShard;
 
+        @Option(names = "--overwrite", description = "replace existing shards of the same split and column")
+        boolean overwrite;
+
         @Parameters(arity = "1..*", description = "IDX files")
         List<Path> files;
 
         @Override
         public Integer call() throws Exception {
             for (Path f : files) {
-                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard);
+                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite);
                 System.out.println(f.getFileName() + " -> " + written.size() + " shards in "
                         + (written.isEmpty() ? out : written.get(0).getParent()));
             }

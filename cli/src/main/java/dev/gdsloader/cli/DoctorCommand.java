@@ -32,7 +32,10 @@ final class DoctorCommand implements Callable<Integer> {
     Path data;
 
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
+        if (!Files.isDirectory(data)) {
+            throw new IOException(data + ": --data must be an existing directory");
+        }
         PrintStream out = System.out;
         out.println("gdsloader doctor");
         line(out, "java", Runtime.version() + " (" + System.getProperty("java.vendor") + ")");
@@ -55,7 +58,7 @@ final class DoctorCommand implements Callable<Integer> {
         st.libraryVersion().ifPresent(v -> line(out, "cuFile version", v));
         line(out, "cuFile mode", st.mode() + ": " + st.reason());
         st.properties().ifPresent(p -> line(out, "cuFile driver", props(p)));
-        lib.logPath().ifPresent(p -> line(out, "cuFile log", p));
+        lib.logPath().filter(p -> Files.exists(Path.of(p))).ifPresent(p -> line(out, "cuFile log", p));
         line(out, "pinned memory", cuda.available() ? pinnedTest() : "not tested: no GPU");
         line(out, "O_DIRECT", directTest(data.toAbsolutePath()));
         line(out, "AUTO path", auto.reason());

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "GPUDirect Storage data loader: sharded training data from NVMe into GPU memory.",
         subcommands = {DoctorCommand.class, GenerateCommand.class, ConvertCommand.class, BenchCommand.class,
             ChecksumCommand.class, OverlapCommand.class, RanksCommand.class,
-            LatencyCommand.class})
+            LatencyCommand.class, CommandLine.HelpCommand.class})
 public final class GdsLoaderMain {
     private GdsLoaderMain() {
     }
@@ -30,10 +30,36 @@ public final class GdsLoaderMain {
             }
             return 2;
         });
-        System.exit(cl.execute(args));
+        int status;
+        try {
+            status = cl.execute(args);
+        } catch (OutOfMemoryError e) {
+            System.err.println("gdsloader: " + message(e));
+            status = 2;
+        }
+        System.exit(status);
     }
 
-    private static String message(Throwable t) {
+    /** Says what went wrong in one line; file-system exceptions carry only a path, so the reason is added. */
+    static String message(Throwable t) {
+        if (t instanceof java.nio.file.NoSuchFileException e) {
+            return e.getFile() + ": no such file or directory";
+        }
+        if (t instanceof java.nio.file.FileAlreadyExistsException e) {
+            return e.getFile() + ": already exists";
+        }
+        if (t instanceof java.nio.file.AccessDeniedException e) {
+            return e.getFile() + ": permission denied";
+        }
+        if (t instanceof java.nio.file.NotDirectoryException e) {
+            return e.getFile() + ": not a directory";
+        }
+        if (t instanceof java.nio.file.FileSystemException e && e.getReason() == null) {
+            return e.getFile() + ": " + e.getClass().getSimpleName();
+        }
+        if (t instanceof OutOfMemoryError) {
+            return "out of memory: " + t.getMessage() + " (use smaller sizes, or more heap with GDSLOADER_JAVA_OPTS=-Xmx...)";
+        }
         String m = t.getMessage();
         return m == null ? t.toString() : m;
     }

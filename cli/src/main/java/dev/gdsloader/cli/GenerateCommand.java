@@ -30,10 +30,17 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "seed (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--overwrite", description = "replace existing data-*.npy shards in the output directory")
+    boolean overwrite;
+
     @Override
     public Integer call() throws Exception {
-        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed);
-        System.out.println("wrote " + files.size() + " shards (" + ByteSize.format(size) + ") to " + out);
+        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite);
+        long bytes = 0;
+        for (Path f : files) {
+            bytes += dev.gdsloader.formats.npy.NpyShard.open(f).header().dataBytes();
+        }
+        System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
         return 0;
     }
 }

@@ -19,7 +19,7 @@ final class RanksCommand implements Callable<Integer> {
     @Parameters(arity = "1", description = "dataset directory")
     Path data;
 
-    @Option(names = "--world", description = "ranks (default: every GPU)")
+    @Option(names = "--world", description = "ranks (default: every GPU, at least 2; ranks share GPUs when there are fewer)")
     Integer world;
 
     @Option(names = "--path", defaultValue = "BOUNCE", description = "read path (default: ${DEFAULT-VALUE})")
@@ -30,7 +30,7 @@ final class RanksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        int w = world != null ? world : CudaDevice.count();
+        int w = world != null ? world : Math.max(2, CudaDevice.count());
         return RanksBench.run(data, w, path, batchSize, System.out) ? 0 : 1;
     }
 }

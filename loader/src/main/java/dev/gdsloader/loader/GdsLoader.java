@@ -52,6 +52,12 @@ import java.util.logging.Logger;
  */
 public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(GdsLoader.class.getName());
+    /** Most slots a ring may have. */
+    public static final int MAX_PREFETCH_DEPTH = 64;
+    /** Most I/O threads. */
+    public static final int MAX_IO_THREADS = 256;
+    /** Largest single read, bytes (1 GiB). */
+    public static final long MAX_IO_BYTES = 1L << 30;
 
     private final Dataset dataset;
     private final Options options;
@@ -93,14 +99,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (batchSize <= 0) {
                 throw new IllegalArgumentException("batchSize must be > 0 records, got " + batchSize);
             }
-            if (prefetchDepth < 2) {
-                throw new IllegalArgumentException("prefetchDepth must be >= 2 slots (double buffering), got " + prefetchDepth);
+            if (prefetchDepth < 2 || prefetchDepth > MAX_PREFETCH_DEPTH) {
+                throw new IllegalArgumentException("prefetchDepth must be 2.." + MAX_PREFETCH_DEPTH + " slots, got " + prefetchDepth);
             }
-            if (ioThreads < 1) {
-                throw new IllegalArgumentException("ioThreads must be >= 1, got " + ioThreads);
+            if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
+                throw new IllegalArgumentException("ioThreads must be 1.." + MAX_IO_THREADS + ", got " + ioThreads);
             }
-            if (maxIoBytes <= 0 || !Alignment.isAligned(maxIoBytes)) {
-                throw new IllegalArgumentException("maxIoBytes must be a positive multiple of 4096, got " + maxIoBytes);
+            if (maxIoBytes <= 0 || !Alignment.isAligned(maxIoBytes) || maxIoBytes > MAX_IO_BYTES) {
+                throw new IllegalArgumentException("maxIoBytes must be a multiple of 4096 in 4096.." + MAX_IO_BYTES
+                        + " bytes, got " + maxIoBytes);
             }
             if (device < 0) {
                 throw new IllegalArgumentException("device must be >= 0, got " + device);
@@ -150,18 +157,40 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset, options.maxIoBytes(), options.directIo());
         this.engine = sel.engine();
         this.pathReason = sel.reason();
-        LOG.info(() -> "gdsloader path " + pathReason);
+        if (options.path() == ReadPath.AUTO) {
+            LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
+        } else {
+            LOG.fine(() -> "gdsloader path " + pathReason);
+        }
         this.pool = Executors.newFixedThreadPool(options.ioThreads(), ioThreads(options.device(), engine.pathTaken().onDevice()));
         try {
             List<dev.gdsloader.loader.dataset.Column> cols = this.dataset.columns();
             SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(),
                     c -> sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size()));
+            checkHostMemory(layout, options.prefetchDepth(), engine.pathTaken());
             for (int i = 0; i < options.prefetchDepth(); i++) {
                 slots.add(engine.newSlot(i, layout));
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
+        }
+    }
+
+    /** Refuses rings whose host memory (pinned or plain) would exceed half of the machine's memory. */
+    private static void checkHostMemory(SlotLayout layout, int depth, PathTaken path) {
+        long perSlot = switch (path) {
+            case HOST -> layout.targetBytes() + layout.stagingBytes();
+            case BOUNCE -> layout.stagingBytes();
+            default -> 0;
+        };
+        long total = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getTotalMemorySize();
+        if (perSlot > 0 && (double) perSlot * depth > total / 2.0) {
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+                    "prefetch depth %d x %.1f MiB of host memory per slot = %.2f GB exceeds half of this machine's %.1f GB: "
+                            + "use a smaller batch or prefetch depth", depth, perSlot / 1048576.0, (double) perSlot * depth / 1e9,
+                    total / 1e9));
         }
     }
 

@@ -29,7 +29,8 @@ public final class IdxToNpy {
     /**
      * Reads {@code idxFile} and writes it as {@code .npy} shards of at most
      * {@code recordsPerShard} records each, the last one possibly shorter. An IDX array with 0
-     * records gives one shard with 0 records. Existing files of the same names are replaced.
+     * records gives one shard with 0 records. Existing shards of the same column are refused
+     * ({@link dev.gdsloader.formats.ShardFiles#claim}).
      *
      * @param idxFile a plain or gzip-compressed IDX file (see {@link IdxReader})
      * @param outDir the output root; {@code <outDir>/<split>} is created if missing
@@ -42,11 +43,27 @@ public final class IdxToNpy {
      */
     public static List<Path> convert(Path idxFile, Path outDir, long recordsPerShard)
             throws IOException {
+        return convert(idxFile, outDir, recordsPerShard, false);
+    }
+
+    /**
+     * As {@link #convert(Path, Path, long)}, optionally replacing existing shards of the same column.
+     *
+     * @param idxFile a plain or gzip-compressed IDX file
+     * @param outDir the output root
+     * @param recordsPerShard most records per shard, {@code >= 1}
+     * @param replace delete existing shards of the column first instead of refusing
+     * @return the written shard paths, in record order
+     * @throws IOException if reading or writing fails, or shards exist and {@code replace} is false
+     */
+    public static List<Path> convert(Path idxFile, Path outDir, long recordsPerShard, boolean replace)
+            throws IOException {
         if (recordsPerShard < 1) {
             throw new IllegalArgumentException("recordsPerShard must be >= 1, got " + recordsPerShard);
         }
         IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
         IdxArray array = IdxReader.read(idxFile);
+        dev.gdsloader.formats.ShardFiles.claim(outDir.resolve(name.split()), name.column(), replace);
         Path dir = Files.createDirectories(outDir.resolve(name.split()));
         long[] shape = array.shape();
         long records = array.recordCount();

@@ -34,6 +34,10 @@ public final class Column {
         this.dtype = first.dtype();
         this.recordShape = first.recordShape().clone();
         this.recordBytes = first.recordBytes();
+        if (recordBytes == 0 && first.recordCount() > 0) {
+            throw new IllegalArgumentException("column '" + name + "': " + first.file() + " holds records of 0 bytes (shape "
+                    + java.util.Arrays.toString(first.recordShape()) + "), which cannot be loaded");
+        }
         this.firstRecord = new long[shards.size() + 1];
         for (int i = 0; i < shards.size(); i++) {
             RecordLayout s = shards.get(i);

@@ -41,7 +41,10 @@ public final class Dataset {
     }
 
     /**
-     * Opens every {@code .npy} shard in a directory (not recursive), or a single {@code .npy} file.
+     * Opens every {@code .npy} shard in a directory (not recursive), or a single {@code .npy} file. In a
+     * directory, each column's shards must be numbered 0, 1, 2, ... without gaps or duplicates, and every
+     * {@code .npy} entry must be a regular file (a FIFO, a directory or a dangling link is an error, not
+     * skipped), so that no shard is silently lost or added.
      *
      * @param dirOrFile a directory of shards or one shard
      * @return the dataset
@@ -59,7 +62,7 @@ public final class Dataset {
             if (files.isEmpty()) {
                 throw new IOException(dirOrFile + ": no .npy shards in this directory");
             }
-            return ofShards(dirOrFile, files);
+            return group(dirOrFile, files, true);
         }
         return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
     }
@@ -73,6 +76,11 @@ public final class Dataset {
      * @throws IOException if a shard is malformed
      */
     public static Dataset ofShards(Path root, List<Path> files) throws IOException {
+        return group(root, files, false);
+    }
+
+    /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
+    private static Dataset group(Path root, List<Path> files, boolean wholeColumns) throws IOException {
         record Named(String column, long number, Path file) { }
         List<Named> named = new ArrayList<>();
         for (Path f : files) {
@@ -82,12 +90,32 @@ public final class Dataset {
             }
             String fn = f.getFileName().toString();
             Matcher m = SHARD_NAME.matcher(fn);
-            named.add(m.matches() ? new Named(m.group(1), Long.parseLong(m.group(2)), f)
+            named.add(m.matches() ? new Named(m.group(1), parseShardNumber(f, m.group(2)), f)
                     : new Named(fn.endsWith(".npy") ? fn.substring(0, fn.length() - 4) : fn, 0, f));
         }
         named.sort(Comparator.comparing(Named::column).thenComparingLong(Named::number));
         Map<String, List<RecordLayout>> byColumn = new LinkedHashMap<>();
+        Named previous = null;
         for (Named n : named) {
+            if (!wholeColumns) {
+                byColumn.computeIfAbsent(n.column(), k -> new ArrayList<>()).add(NpyShard.open(n.file()));
+                continue;
+            }
+            if (previous != null && previous.column().equals(n.column())) {
+                // shards NNNNN of a column must be numbered 0, 1, 2, ... once each: a gap is a lost shard
+                if (n.number() == previous.number()) {
+                    throw new IOException(root + ": " + previous.file().getFileName() + " and " + n.file().getFileName()
+                            + " are both shard " + n.number() + " of column '" + n.column() + "'");
+                }
+                if (n.number() != previous.number() + 1) {
+                    throw new IOException(root + ": column '" + n.column() + "' has shards " + previous.number() + " and "
+                            + n.number() + " but none numbered in between: is a shard missing?");
+                }
+            } else if (n.number() != 0) {
+                throw new IOException(root + ": column '" + n.column() + "' starts at shard " + n.number()
+                        + " (" + n.file().getFileName() + "), expected 0: is a shard missing?");
+            }
+            previous = n;
             byColumn.computeIfAbsent(n.column(), k -> new ArrayList<>()).add(NpyShard.open(n.file()));
         }
         List<Column> columns = new ArrayList<>();
@@ -95,9 +123,17 @@ public final class Dataset {
         return new Dataset(root, columns);
     }
 
+    private static long parseShardNumber(Path f, String digits) throws IOException {
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            throw new IOException(f + ": shard number " + digits + " is too large");
+        }
+    }
+
     private static String kind(Path f) {
         if (!Files.exists(f)) {
-            return "does not exist";
+            return Files.isSymbolicLink(f) ? "a symbolic link to nothing" : "does not exist";
         }
         if (Files.isDirectory(f)) {
             return "a directory";

@@ -66,11 +66,32 @@ class DatasetTest {
 
     @Test
     void shardNumbersOrderNumericallyNotAlphabetically() throws IOException {
-        NpyWriter.write(dir.resolve("x-10.npy"), DType.UINT8, new long[] {1}, new byte[] {10});
-        NpyWriter.write(dir.resolve("x-2.npy"), DType.UINT8, new long[] {2}, new byte[] {2, 3});
+        for (int i = 0; i <= 10; i++) {
+            NpyWriter.write(dir.resolve("x-" + i + ".npy"), DType.UINT8, new long[] {1}, new byte[] {(byte) i});
+        }
         Column x = Dataset.open(dir).column("x");
-        assertEquals(dir.resolve("x-2.npy"), x.shards().get(0).file());
-        assertEquals(dir.resolve("x-10.npy"), x.shards().get(1).file());
+        assertEquals(dir.resolve("x-2.npy"), x.shards().get(2).file());
+        assertEquals(dir.resolve("x-10.npy"), x.shards().get(10).file());
+    }
+
+    @Test
+    void aGapOrADuplicateInShardNumbersIsRefusedNamingTheColumn() throws IOException {
+        NpyWriter.write(dir.resolve("x-00000.npy"), DType.UINT8, new long[] {1}, new byte[] {0});
+        NpyWriter.write(dir.resolve("x-00002.npy"), DType.UINT8, new long[] {1}, new byte[] {2});
+        IOException gap = assertThrows(IOException.class, () -> Dataset.open(dir));
+        assertTrue(gap.getMessage().contains("'x'") && gap.getMessage().contains("missing"), gap.getMessage());
+        NpyWriter.write(dir.resolve("x-1.npy"), DType.UINT8, new long[] {1}, new byte[] {1});
+        NpyWriter.write(dir.resolve("x-00001.npy"), DType.UINT8, new long[] {1}, new byte[] {1});
+        IOException dup = assertThrows(IOException.class, () -> Dataset.open(dir));
+        assertTrue(dup.getMessage().contains("both shard 1"), dup.getMessage());
+    }
+
+    @Test
+    void aDanglingSymbolicLinkAmongTheShardsIsRefusedNotSkipped() throws IOException {
+        NpyWriter.write(dir.resolve("x-00000.npy"), DType.UINT8, new long[] {1}, new byte[] {0});
+        Files.createSymbolicLink(dir.resolve("x-00001.npy"), dir.resolve("gone.npy"));
+        IOException e = assertThrows(IOException.class, () -> Dataset.open(dir));
+        assertTrue(e.getMessage().contains("x-00001.npy") && e.getMessage().contains("symbolic link"), e.getMessage());
     }
 
     @Test
