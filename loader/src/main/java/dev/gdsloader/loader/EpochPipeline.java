@@ -50,6 +50,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final Thread reader;
     private final AtomicReferenceArray<CompletableFuture<Long>> inFlight;
     private final long startNanos = System.nanoTime();
+    private final long startIoNanos;
     private Pending next;
     private volatile boolean closed;
     private long batches;
@@ -73,6 +74,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         this.pool = pool;
         this.columns = dataset.columns();
         this.inFlight = new AtomicReferenceArray<>(slots.size());
+        this.startIoNanos = engine.ioNanos();
         this.free = new ArrayBlockingQueue<>(slots.size(), false, slots);
         this.ready = new ArrayBlockingQueue<>(slots.size() + 1);
         this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
@@ -207,7 +209,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     /** @return the counters so far */
     LoaderStats stats() {
         return new LoaderStats(engine.pathTaken(), batches, bytes, storageBytes,
-                batches == 0 ? 0 : lastNanos - startNanos, stallNanos);
+                batches == 0 ? 0 : lastNanos - startNanos, stallNanos, engine.ioNanos() - startIoNanos,
+                slots.size() - free.size());
     }
 
     /**

@@ -169,7 +169,19 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                     c -> sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size()));
             checkHostMemory(layout, options.prefetchDepth(), engine.pathTaken());
             for (int i = 0; i < options.prefetchDepth(); i++) {
-                slots.add(engine.newSlot(i, layout));
+                try {
+                    slots.add(engine.newSlot(i, layout));
+                } catch (dev.gdsloader.cuda.CudaException e) {
+                    if (slots.size() < 2 || !e.getMessage().contains("pinned host memory")) {
+                        throw e;
+                    }
+                    // the host refused to page-lock more: run with the slots we have, and say so
+                    int have = slots.size();
+                    LOG.warning(() -> "gdsloader: cudaHostAlloc refused pinned host memory for slot " + have + " ("
+                            + layout.stagingBytes() + " bytes): prefetch depth shrinks from " + options.prefetchDepth()
+                            + " to " + have + "; " + e.getMessage());
+                    break;
+                }
             }
         } catch (IOException | RuntimeException e) {
             close();
@@ -222,6 +234,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     /** @return one line: the path and why it was chosen */
     public String pathReason() {
         return pathReason;
+    }
+
+    /** @return slots in the ring: the prefetch depth asked for, or fewer if pinned host memory ran out */
+    public int slots() {
+        return slots.size();
     }
 
     /** @return batches per epoch on this rank */
@@ -302,7 +319,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     /** @return counters of the current (or last) epoch */
     public LoaderStats stats() {
         return epoch != null ? epoch.stats() : lastStats != null ? lastStats
-                : new LoaderStats(engine.pathTaken(), 0, 0, 0, 0, 0);
+                : new LoaderStats(engine.pathTaken(), 0, 0, 0, 0, 0, 0, 0);
     }
 
     /**

@@ -9,8 +9,11 @@ package dev.gdsloader.loader;
  * @param storageBytes bytes read from storage, including 4 KiB alignment overhead
  * @param wallNanos from the start of the epoch to the last batch handed over
  * @param stallNanos time the consumer spent waiting inside {@code next()} for a batch
+ * @param ioNanos time the I/O threads spent reading (summed over threads; above {@code wallNanos} when reads overlap)
+ * @param slotsInFlight slots holding a batch that is being read or is with the consumer, now
  */
-public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos) {
+public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
+                          long ioNanos, int slotsInFlight) {
     /** @return delivered throughput in GB/s (1e9 bytes per second), 0 before the first batch */
     public double gigabytesPerSecond() {
         return wallNanos == 0 ? 0 : bytes / (double) wallNanos;

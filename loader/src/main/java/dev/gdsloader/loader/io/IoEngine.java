@@ -28,6 +28,7 @@ public abstract class IoEngine implements AutoCloseable {
     protected final Dataset dataset;
     /** Largest single read, bytes (a multiple of 4 KiB). */
     protected final long maxIo;
+    private final AtomicLong ioNanos = new AtomicLong();
 
     /**
      * @param dataset the dataset
@@ -36,6 +37,14 @@ public abstract class IoEngine implements AutoCloseable {
     protected IoEngine(Dataset dataset, long maxIo) {
         this.dataset = dataset;
         this.maxIo = maxIo;
+    }
+
+    /**
+     * @return nanoseconds spent in chunk reads (and, on staged paths, issuing their copies), summed over the
+     *     I/O threads since the engine was made
+     */
+    public long ioNanos() {
+        return ioNanos.get();
     }
 
     /** @return the path this engine's batches take */
@@ -105,7 +114,9 @@ public abstract class IoEngine implements AutoCloseable {
             ChunkRead r = reads.get(i);
             fs[i] = CompletableFuture.runAsync(() -> {
                 try {
+                    long t0 = System.nanoTime();
                     total.addAndGet(run(slot, r));
+                    ioNanos.addAndGet(System.nanoTime() - t0);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
