@@ -88,8 +88,10 @@ public final class CudaStream extends NativeResource {
         if (bytes == 0) {
             return;
         }
-        Cuda.check(JCuda.cudaMemcpyAsync(dst.apply(dstOffset), src.apply(srcOffset), bytes, kind, stream),
-                "cudaMemcpyAsync(" + what + ", " + bytes + " bytes)");
+        int rc = JCuda.cudaMemcpyAsync(dst.apply(dstOffset), src.apply(srcOffset), bytes, kind, stream);
+        if (rc != jcuda.runtime.cudaError.cudaSuccess) { // message built only on failure: this is the hot path
+            Cuda.check(rc, "cudaMemcpyAsync(" + what + ", " + bytes + " bytes)");
+        }
     }
 
     /**

@@ -36,6 +36,11 @@ public final class LeakDetector {
         return LEAKS.get();
     }
 
+    /** @return a tracker that tracks nothing, for callers that skip building a description when disabled */
+    public static Tracker none() {
+        return NONE;
+    }
+
     /**
      * Starts tracking {@code owner}.
      *

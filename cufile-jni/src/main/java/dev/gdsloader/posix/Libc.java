@@ -41,12 +41,14 @@ final class Libc {
             ERRNO, Linker.Option.firstVariadicArg(2));
     static final MethodHandle PREAD = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pread").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            // the buffer is passed as a raw address (a long): no segment object per call on the hot path
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
             ERRNO);
     static final MethodHandle PWRITE = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pwrite").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            // the buffer is passed as a raw address (a long): no segment object per call on the hot path
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
             ERRNO);
     static final MethodHandle CLOSE = LINKER.downcallHandle(

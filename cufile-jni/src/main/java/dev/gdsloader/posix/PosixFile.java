@@ -22,6 +22,10 @@ public final class PosixFile implements AutoCloseable {
     /** Alignment in bytes used for {@code O_DIRECT} buffers, offsets and lengths: 4 KiB. */
     public static final int DIRECT_ALIGNMENT = 4096;
 
+    /** errno capture area of each thread, allocated once (no allocation per read on the hot path). */
+    private static final ThreadLocal<MemorySegment> CALL_STATE =
+            ThreadLocal.withInitial(() -> Libc.newCallState(Arena.ofAuto()));
+
     private final Path path;
     private final int fd;
     private final boolean direct;
@@ -135,7 +139,24 @@ public final class PosixFile implements AutoCloseable {
      * @throws IOException naming the file, offset, length and errno on a read error
      */
     public long read(MemorySegment dst, long fileOffset) throws IOException {
-        return transfer(Libc.PREAD, "pread", dst, fileOffset);
+        return transfer(Libc.PREAD, "pread", dst.address(), dst.byteSize(), fileOffset);
+    }
+
+    /**
+     * Reads into {@code length} bytes of {@code base} starting at {@code offset}, as {@link #read(MemorySegment, long)}
+     * but without making a slice (the loader's hot path).
+     *
+     * @param base native memory
+     * @param offset byte offset in {@code base}
+     * @param length bytes wanted
+     * @param fileOffset byte offset in the file
+     * @return bytes read; fewer than {@code length} only at end of file
+     * @throws IndexOutOfBoundsException if the range falls outside {@code base}
+     * @throws IOException naming the file, offset, length and errno on a read error
+     */
+    public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {
+        java.util.Objects.checkFromIndexSize(offset, length, base.byteSize());
+        return transfer(Libc.PREAD, "pread", base.address() + offset, length, fileOffset);
     }
 
     /**
@@ -147,14 +168,14 @@ public final class PosixFile implements AutoCloseable {
      * @throws IOException naming the file, offset, length and errno
      */
     public long write(MemorySegment src, long fileOffset) throws IOException {
-        long n = transfer(Libc.PWRITE, "pwrite", src, fileOffset);
+        long n = transfer(Libc.PWRITE, "pwrite", src.address(), src.byteSize(), fileOffset);
         if (n != src.byteSize()) {
             throw new IOException(path + ": pwrite at offset " + fileOffset + " wrote " + n + " of " + src.byteSize() + " bytes");
         }
         return n;
     }
 
-    private long transfer(java.lang.invoke.MethodHandle call, String name, MemorySegment buf, long fileOffset)
+    private long transfer(java.lang.invoke.MethodHandle call, String name, long address, long want, long fileOffset)
             throws IOException {
         if (closed.get()) {
             throw new IOException(path + ": " + name + " on a closed file");
@@ -163,11 +184,10 @@ public final class PosixFile implements AutoCloseable {
             throw new IllegalArgumentException(path + ": negative file offset " + fileOffset);
         }
         long done = 0;
-        long want = buf.byteSize();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = Libc.newCallState(arena);
+        try {
+            MemorySegment state = CALL_STATE.get();
             while (done < want) {
-                long n = (long) call.invokeExact(state, fd, buf.asSlice(done), want - done, fileOffset + done);
+                long n = (long) call.invokeExact(state, fd, address + done, want - done, fileOffset + done);
                 if (n < 0) {
                     int errno = Libc.errno(state);
                     if (errno == Errno.EINTR) {

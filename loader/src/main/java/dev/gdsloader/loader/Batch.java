@@ -42,7 +42,8 @@ public final class Batch implements AutoCloseable {
         this.ready = ready;
         this.slot = slot;
         this.releaser = releaser;
-        this.leak = LeakDetector.track(this, plan.describe() + " (slot " + slot + ")");
+        this.leak = LeakDetector.enabled() ? LeakDetector.track(this, plan.describe() + " (slot " + slot + ")")
+                : LeakDetector.none();
     }
 
     /** @return batch index within the epoch, from 0 */

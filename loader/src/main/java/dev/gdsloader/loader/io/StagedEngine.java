@@ -54,7 +54,7 @@ abstract class StagedEngine extends IoEngine {
     protected long run(Slot slot, ChunkRead r) throws IOException {
         Chunk c = r.chunk();
         PosixFile f = files.get(r.column(), c.shard());
-        long n = f.read(slot.staging().asSlice(c.targetOffset(), c.length()), c.fileOffset());
+        long n = f.read(slot.staging(), c.targetOffset(), c.length(), c.fileOffset());
         long needed = r.copyTo() - c.fileOffset();
         if (n < needed) {
             throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + c.fileOffset()
