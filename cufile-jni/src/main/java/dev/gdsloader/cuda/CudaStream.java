@@ -5,6 +5,8 @@ import jcuda.runtime.cudaMemcpyKind;
 
 /**
  * A non-blocking CUDA stream ({@code cudaStreamNonBlocking}) with the copies the loader issues on it.
+ * Host-device copies go through the driver API with raw addresses where it is available ({@link DriverCopies}:
+ * no Java allocation per copy), else through JCuda.
  * Destroyed once by {@link #close()}.
  *
  * <p>Owned by its creator. Calls may come from any thread; work on one stream runs in issue order.
@@ -45,6 +47,14 @@ public final class CudaStream extends NativeResource {
     public void copyToDevice(DeviceBuffer dst, long dstOffset, PinnedBuffer src, long srcOffset, long bytes) {
         checkRange(dstOffset, bytes, dst.size(), "device");
         checkRange(srcOffset, bytes, src.size(), "pinned");
+        if (DriverCopies.available() && bytes > 0) {
+            checkOpen();
+            int rc = DriverCopies.hostToDevice(dst.address() + dstOffset, src.address() + srcOffset, bytes, stream.address());
+            if (rc != 0) {
+                throw new CudaException("cuMemcpyHtoDAsync(" + bytes + " bytes)", rc, jcuda.driver.CUresult.stringFor(rc));
+            }
+            return;
+        }
         copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyHostToDevice, "host to device");
     }
 
@@ -62,6 +72,14 @@ public final class CudaStream extends NativeResource {
     public void copyToHost(PinnedBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
         checkRange(dstOffset, bytes, dst.size(), "pinned");
         checkRange(srcOffset, bytes, src.size(), "device");
+        if (DriverCopies.available() && bytes > 0) {
+            checkOpen();
+            int rc = DriverCopies.deviceToHost(dst.address() + dstOffset, src.address() + srcOffset, bytes, stream.address());
+            if (rc != 0) {
+                throw new CudaException("cuMemcpyDtoHAsync(" + bytes + " bytes)", rc, jcuda.driver.CUresult.stringFor(rc));
+            }
+            return;
+        }
         copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToHost, "device to host");
     }
 

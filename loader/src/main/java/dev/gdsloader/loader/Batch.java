@@ -3,7 +3,7 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.LeakDetector;
-import dev.gdsloader.loader.plan.BatchPlan;
+import dev.gdsloader.loader.sampler.EpochOrder;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,7 +26,10 @@ public final class Batch implements AutoCloseable {
         void release(Batch batch, CudaStream consumerStream);
     }
 
-    private final BatchPlan plan;
+    private final long index;
+    private final EpochOrder order;
+    private final int from;
+    private final int records;
     private final List<ColumnView> columns;
     private final PathTaken path;
     private final CudaEvent ready;
@@ -35,35 +38,39 @@ public final class Batch implements AutoCloseable {
     private final LeakDetector.Tracker leak;
     private int refCount = 1;
 
-    Batch(BatchPlan plan, List<ColumnView> columns, PathTaken path, CudaEvent ready, int slot, Releaser releaser) {
-        this.plan = plan;
+    Batch(long index, EpochOrder order, int from, int records, List<ColumnView> columns, PathTaken path, CudaEvent ready,
+          int slot, Releaser releaser) {
+        this.index = index;
+        this.order = order;
+        this.from = from;
+        this.records = records;
         this.columns = columns;
         this.path = path;
         this.ready = ready;
         this.slot = slot;
         this.releaser = releaser;
-        this.leak = LeakDetector.enabled() ? LeakDetector.track(this, plan.describe() + " (slot " + slot + ")")
+        this.leak = LeakDetector.enabled() ? LeakDetector.track(this, describe() + " (slot " + slot + ")")
                 : LeakDetector.none();
     }
 
     /** @return batch index within the epoch, from 0 */
     public long index() {
-        return plan.index();
+        return index;
     }
 
     /** @return the epoch this batch belongs to, from 0 */
     public long epoch() {
-        return plan.order().epoch();
+        return order.epoch();
     }
 
     /** @return global index of the first record */
     public long firstRecord() {
-        return plan.firstRecord();
+        return order.get(from);
     }
 
     /** @return number of records (samples) in this batch */
     public int records() {
-        return plan.records();
+        return records;
     }
 
     /**
@@ -72,13 +79,17 @@ public final class Batch implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the batch
      */
     public long recordIndex(int i) {
-        java.util.Objects.checkIndex(i, plan.records());
-        return plan.order().records()[plan.from() + i];
+        java.util.Objects.checkIndex(i, records);
+        return order.get(from + i);
     }
 
     /** @return the global record indices of the batch's samples, in order (a copy) */
     public long[] recordIndices() {
-        return java.util.Arrays.copyOfRange(plan.order().records(), plan.from(), plan.from() + plan.records());
+        long[] r = new long[records];
+        for (int i = 0; i < records; i++) {
+            r[i] = order.get(from + i);
+        }
+        return r;
     }
 
     /**
@@ -88,14 +99,19 @@ public final class Batch implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the batch
      */
     public boolean isPadding(int i) {
-        java.util.Objects.checkIndex(i, plan.records());
-        return plan.order().isPadding(plan.from() + i);
+        java.util.Objects.checkIndex(i, records);
+        return order.isPadding(from + i);
+    }
+
+    /** @return e.g. "batch 3 of epoch 1 (records 40, 41, ... 49)" */
+    public String describe() {
+        return new dev.gdsloader.loader.plan.BatchPlan(index, order, from, records, List.of()).describe();
     }
 
     /** @return how many samples of this batch are padding */
     public int paddingCount() {
-        int first = Math.max(plan.from(), plan.order().firstPadded());
-        return Math.max(0, plan.from() + plan.records() - first);
+        int first = Math.max(from, order.firstPadded());
+        return Math.max(0, from + records - first);
     }
 
     /** @return the column views, in dataset column order */
@@ -166,7 +182,7 @@ public final class Batch implements AutoCloseable {
      */
     public Batch retain() {
         if (refCount == 0) {
-            throw new IllegalStateException(plan.describe() + " was already released");
+            throw new IllegalStateException(describe() + " was already released");
         }
         refCount++;
         return this;

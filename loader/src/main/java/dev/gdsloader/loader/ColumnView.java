@@ -11,26 +11,42 @@ import java.util.Optional;
  * {@code dtype}, {@code bytes} long, in device memory ({@link #devicePointer()}) or, on the host path,
  * in host memory ({@link #hostSegment()}).
  *
- * <p>Valid until its batch is released; the memory belongs to the loader's slot. The device pointer is
- * aligned to at least the dtype's item size.
+ * <p>Valid until its batch is released; the memory belongs to the loader's slot, and the view object is
+ * refilled for the next batch the slot holds. The device pointer is aligned to at least the dtype's item size.
  */
 public final class ColumnView {
     private final String name;
     private final DType dtype;
     private final long[] shape;
-    private final long bytes;
     private final DeviceBuffer device;
-    private final long offset;
-    private final MemorySegment host;
+    private final MemorySegment hostTarget;
+    private long bytes;
+    private long offset;
+    private MemorySegment host;
 
-    ColumnView(String name, DType dtype, long[] shape, long bytes, DeviceBuffer device, long offset, MemorySegment host) {
+    /**
+     * A slot's view of one column, refilled by {@link #fill} for each batch the slot holds.
+     *
+     * @param name column name
+     * @param dtype element type
+     * @param recordShape shape of one record
+     * @param device the slot's device memory, or null on the host path
+     * @param hostTarget the slot's host memory, or null on device paths
+     */
+    ColumnView(String name, DType dtype, long[] recordShape, DeviceBuffer device, MemorySegment hostTarget) {
         this.name = name;
         this.dtype = dtype;
-        this.shape = shape;
-        this.bytes = bytes;
+        this.shape = new long[recordShape.length + 1];
+        System.arraycopy(recordShape, 0, shape, 1, recordShape.length);
         this.device = device;
-        this.offset = offset;
-        this.host = host;
+        this.hostTarget = hostTarget;
+    }
+
+    void fill(int records, long viewBytes, long viewOffset) {
+        shape[0] = records;
+        bytes = viewBytes;
+        offset = viewOffset;
+        host = hostTarget == null ? null : hostTarget.asSlice(viewOffset, viewBytes);
     }
 
     /** @return the column name */

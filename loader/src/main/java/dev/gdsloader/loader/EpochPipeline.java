@@ -3,55 +3,63 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.plan.ReadPlanner;
-import dev.gdsloader.loader.sampler.EpochOrder;
 import dev.gdsloader.loader.io.IoEngine;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ColumnPlan;
+import dev.gdsloader.loader.plan.ColumnPieces;
+import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.plan.SlotPlan;
+import dev.gdsloader.loader.sampler.EpochOrder;
 import dev.gdsloader.loader.slot.Slot;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * One epoch of the pipeline. A reader thread walks the batch plans: it takes a free slot from the ring
- * (waiting for the consumer's release), starts its reads on the I/O pool and queues the pending batch;
- * the consumer's {@link #next()} takes pending batches in order and waits for their reads. Reads of
- * up to prefetch-depth batches are in flight while the consumer works.
+ * One epoch of the pipeline. A reader thread walks the epoch's batches: it takes a free slot from the ring
+ * (waiting for the consumer's release), plans the batch into the slot's plan, starts its reads on the I/O
+ * pool and queues the slot; the consumer's {@link #next()} takes slots in order and waits for their reads.
+ * Reads of up to prefetch-depth batches are in flight while the consumer works. Plans, chunk tasks and
+ * column views belong to the slots and are refilled in place: a batch costs one small {@link Batch} object.
  */
 final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
-    private record Pending(BatchPlan plan, Slot slot, CompletableFuture<Long> io, Throwable error) {
+    private static final Object END = new Object();
+
+    /** The per-slot objects the consumer sees, refilled for every batch the slot holds. */
+    static final class SlotViews {
+        final SlotPlan plan;
+        final ColumnView[] views;
+        final List<ColumnView> list;
+
+        SlotViews(SlotPlan plan, ColumnView[] views) {
+            this.plan = plan;
+            this.views = views;
+            this.list = List.of(views);
+        }
     }
 
-    private static final Pending END = new Pending(null, null, null, null);
-
     private final Dataset dataset;
-    private final long ioTimeoutNanos;
     private final EpochOrder order;
     private final int batchSize;
     private final long firstBatch;
     private final long endBatch;
     private final List<Slot> slots;
+    private final SlotViews[] slotViews;
     private final IoEngine engine;
-    private final ExecutorService pool;
+    private final Executor pool;
     private final List<Column> columns;
+    private final long ioTimeoutNanos;
     private final BlockingQueue<Slot> free;
-    private final BlockingQueue<Pending> ready;
+    private final BlockingQueue<Object> ready;
     private final Thread reader;
-    private final AtomicReferenceArray<CompletableFuture<Long>> inFlight;
     private final long startNanos = System.nanoTime();
     private final long startIoNanos;
-    private Pending next;
+    private Object next;
     private volatile boolean closed;
     private long batches;
     private long bytes;
@@ -61,8 +69,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long delivered;
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, List<Slot> slots,
-                  IoEngine engine, ExecutorService pool, long ioTimeoutNanos) {
-        this.ioTimeoutNanos = ioTimeoutNanos;
+                  SlotViews[] slotViews, IoEngine engine, Executor pool, long ioTimeoutNanos) {
         this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
@@ -70,10 +77,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         this.endBatch = endBatch;
         this.delivered = firstBatch;
         this.slots = slots;
+        this.slotViews = slotViews;
         this.engine = engine;
         this.pool = pool;
         this.columns = dataset.columns();
-        this.inFlight = new AtomicReferenceArray<>(slots.size());
+        this.ioTimeoutNanos = ioTimeoutNanos;
         this.startIoNanos = engine.ioNanos();
         this.free = new ArrayBlockingQueue<>(slots.size(), false, slots);
         this.ready = new ArrayBlockingQueue<>(slots.size() + 1);
@@ -84,21 +92,21 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private void readLoop() {
         try {
             for (long b = firstBatch; b < endBatch; b++) {
-                BatchPlan p = ReadPlanner.plan(dataset, order, b, batchSize);
                 Slot s = free.take();
                 if (closed) {
                     return;
                 }
                 s.awaitReusable();
-                CompletableFuture<Long> io = engine.load(p, s, pool);
-                inFlight.set(s.index(), io);
-                ready.put(new Pending(p, s, io, null));
+                SlotPlan plan = slotViews[s.index()].plan;
+                ReadPlanner.planInto(dataset, order, b, batchSize, plan);
+                engine.start(plan, s, pool);
+                ready.put(s);
             }
             ready.put(END);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            ready.offer(new Pending(null, null, null, e));
+            ready.offer(e);
         }
     }
 
@@ -126,57 +134,61 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch finished after " + batches + " batches");
         }
-        Pending p = next;
+        Object n = next;
         next = null;
-        if (p.error != null) {
-            throw new IllegalStateException("loader failed: " + p.error.getMessage(), p.error);
+        if (n instanceof RuntimeException e) {
+            throw new IllegalStateException("loader failed: " + e.getMessage(), e);
         }
+        Slot slot = (Slot) n;
+        SlotViews sv = slotViews[slot.index()];
+        SlotPlan plan = sv.plan;
         long t0 = System.nanoTime();
         long read;
         try {
-            read = p.io.get(ioTimeoutNanos, TimeUnit.NANOSECONDS);
+            read = engine.await(slot, ioTimeoutNanos);
         } catch (TimeoutException e) {
             // the reads are still blocked in the kernel: the slot stays out of the ring, the epoch cannot go on
             closed = true;
-            throw new UncheckedIOException(new IOException(p.plan.describe() + ": reads did not finish within "
-                    + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (" + p.plan.columns().stream()
-                    .flatMap(c -> c.pieces().stream().map(x -> columns.get(c.column()).shards().get(x.shard()).file()
-                            + " bytes " + x.fileStart() + ".." + x.fileEnd()))
-                    .distinct().limit(4).toList() + "): storage stalled"));
+            throw new UncheckedIOException(new IOException(plan.describe() + ": reads did not finish within "
+                    + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (" + stalledRanges(plan) + "): storage stalled"));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for " + p.plan.describe(), e);
-        } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
-            recycleFailed(p.slot);
-            Throwable cause = IoEngine.cause(e);
-            if (cause instanceof IOException io) {
-                throw new UncheckedIOException(p.plan.describe() + ": " + io.getMessage(), io);
-            }
-            throw new IllegalStateException(p.plan.describe() + ": " + cause.getMessage(), cause);
+            throw new IllegalStateException("interrupted while waiting for " + plan.describe(), e);
+        } catch (IOException e) {
+            String what = plan.describe();
+            recycleFailed(slot);
+            throw new UncheckedIOException(what + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            String what = plan.describe();
+            recycleFailed(slot);
+            throw new IllegalStateException(what + ": " + e.getMessage(), e);
         } finally {
             stallNanos += System.nanoTime() - t0;
         }
-        List<ColumnView> views = new ArrayList<>(p.plan.columns().size());
-        for (ColumnPlan c : p.plan.columns()) {
-            views.add(view(p, c));
+        for (int c = 0; c < sv.views.length; c++) {
+            ColumnPieces pieces = plan.column(c);
+            sv.views[c].fill(plan.records(), pieces.bytes(), engine.viewOffset(slot, pieces));
         }
         batches++;
-        delivered = p.plan.index() + 1;
-        bytes += p.plan.bytes();
+        delivered = plan.index() + 1;
+        bytes += plan.bytes();
         storageBytes += read;
         lastNanos = System.nanoTime();
-        return new Batch(p.plan, List.copyOf(views), engine.pathTaken(), p.slot.ready(), p.slot.index(), this::release);
+        return new Batch(plan.index(), order, plan.from(), plan.records(), sv.list, engine.pathTaken(), slot.ready(),
+                slot.index(), this::release);
     }
 
-    private ColumnView view(Pending p, ColumnPlan c) {
-        Column column = columns.get(c.column());
-        long[] rs = column.recordShape();
-        long[] shape = new long[rs.length + 1];
-        shape[0] = p.plan.records();
-        System.arraycopy(rs, 0, shape, 1, rs.length);
-        long off = engine.viewOffset(p.slot, c);
-        return new ColumnView(column.name(), column.dtype(), shape, c.bytes(), p.slot.device(), off,
-                p.slot.hostTarget() == null ? null : p.slot.hostTarget().asSlice(off, c.bytes()));
+    private String stalledRanges(SlotPlan plan) {
+        StringBuilder sb = new StringBuilder();
+        int listed = 0;
+        for (int c = 0; c < plan.columnCount() && listed < 4; c++) {
+            ColumnPieces p = plan.column(c);
+            for (int i = 0; i < p.count() && listed < 4; i++, listed++) {
+                sb.append(listed == 0 ? "" : ", ").append(columns.get(c).shards().get(p.shard(i)).file())
+                        .append(" bytes ").append(p.start(i)).append("..").append(p.end(i));
+            }
+        }
+        return sb.toString();
     }
 
     /** A batch whose reads failed never reaches the consumer: its slot goes back once its copies are done. */
@@ -217,6 +229,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
      * Stops the reader and waits up to {@code timeoutMillis} for in-flight reads to end, so that no read
      * lands in memory that is about to be freed.
      *
+     * @param timeoutMillis how long to wait
      * @return true if all I/O stopped in time
      */
     boolean stop(long timeoutMillis) {
@@ -228,21 +241,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        for (int i = 0; i < inFlight.length(); i++) {
-            CompletableFuture<Long> f = inFlight.get(i);
-            if (f == null) {
-                continue;
-            }
-            long left = deadline - System.nanoTime();
-            try {
-                f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                return false;
-            } catch (Exception ignored) {
-                // a failed read is stopped too
-            }
-        }
-        return !reader.isAlive();
+        return engine.quiesce(deadline) && !reader.isAlive();
     }
 
     @Override

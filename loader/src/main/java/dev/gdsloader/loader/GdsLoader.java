@@ -8,6 +8,7 @@ import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
@@ -19,8 +20,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,7 +67,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final IoEngine engine;
     private final String pathReason;
     private final List<Slot> slots = new ArrayList<>();
-    private final ExecutorService pool;
+    private final ThreadPoolExecutor pool;
+    private EpochPipeline.SlotViews[] slotViews;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
     private long nextEpoch;
@@ -162,15 +164,21 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         } else {
             LOG.fine(() -> "gdsloader path " + pathReason);
         }
-        this.pool = Executors.newFixedThreadPool(options.ioThreads(), ioThreads(options.device(), engine.pathTaken().onDevice()));
+        List<dev.gdsloader.loader.dataset.Column> cols = this.dataset.columns();
+        int[] maxPieces = new int[cols.size()];
+        for (int c = 0; c < maxPieces.length; c++) {
+            maxPieces[c] = sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size());
+        }
+        SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
+        // a queue that holds every chunk of every slot, so submitting never blocks, rejects or allocates
+        int queue = Math.max(16, options.prefetchDepth() * engine.maxChunks(layout, maxPieces));
+        this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), engine.pathTaken().onDevice()));
         try {
-            List<dev.gdsloader.loader.dataset.Column> cols = this.dataset.columns();
-            SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(),
-                    c -> sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size()));
             checkHostMemory(layout, options.prefetchDepth(), engine.pathTaken());
             for (int i = 0; i < options.prefetchDepth(); i++) {
                 try {
-                    slots.add(engine.newSlot(i, layout));
+                    slots.add(engine.newSlot(i, layout, maxPieces));
                 } catch (dev.gdsloader.cuda.CudaException e) {
                     if (slots.size() < 2 || !e.getMessage().contains("pinned host memory")) {
                         throw e;
@@ -182,6 +190,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                             + " to " + have + "; " + e.getMessage());
                     break;
                 }
+            }
+            slotViews = new EpochPipeline.SlotViews[slots.size()];
+            for (Slot slot : slots) {
+                ColumnView[] views = new ColumnView[cols.size()];
+                for (int c = 0; c < views.length; c++) {
+                    views[c] = new ColumnView(cols.get(c).name(), cols.get(c).dtype(), cols.get(c).recordShape(),
+                            slot.device(), slot.hostTarget());
+                }
+                slotViews[slot.index()] = new EpochPipeline.SlotViews(new SlotPlan(maxPieces), views);
             }
         } catch (IOException | RuntimeException e) {
             close();
@@ -311,8 +328,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         long e = nextEpoch++;
         long skip = resumeBatches;
         resumeBatches = 0;
-        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, engine, pool,
-                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
+        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, slotViews,
+                engine, pool, TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
         return epoch;
     }
 

@@ -26,7 +26,7 @@ public final class BounceEngine extends StagedEngine {
     }
 
     @Override
-    public Slot newSlot(int index, SlotLayout layout) {
+    protected Slot allocateSlot(int index, SlotLayout layout) {
         Slot.Builder b = new Slot.Builder(index, layout);
         try {
             return b.withDevice().withPinnedStaging().build();

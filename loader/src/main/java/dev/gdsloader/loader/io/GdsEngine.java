@@ -5,15 +5,10 @@ import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
-import dev.gdsloader.loader.plan.Chunk;
-import dev.gdsloader.loader.plan.ColumnPlan;
-import dev.gdsloader.loader.plan.Piece;
-import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The GDS path: {@code cuFileRead} straight into the slot's device memory (registered with cuFile).
@@ -57,7 +52,7 @@ public final class GdsEngine extends IoEngine {
     }
 
     @Override
-    public Slot newSlot(int index, SlotLayout layout) throws IOException {
+    protected Slot allocateSlot(int index, SlotLayout layout) throws IOException {
         Slot.Builder b = new Slot.Builder(index, layout);
         try {
             return b.withDevice().withCuFileRegistration().build();
@@ -68,37 +63,33 @@ public final class GdsEngine extends IoEngine {
     }
 
     @Override
-    public long viewOffset(Slot slot, ColumnPlan plan) {
-        return slot.layout().targetOffsets()[plan.column()] + plan.headPad();
+    public long viewOffset(Slot slot, ColumnPieces column) {
+        return slot.layout().targetOffsets()[column.column()] + column.headPad();
     }
 
     @Override
-    protected void chunks(Slot slot, ColumnPlan plan, List<ChunkRead> out) {
-        long region = slot.layout().targetOffsets()[plan.column()];
-        long view = viewOffset(slot, plan);
-        List<Chunk> cs = new ArrayList<>();
-        for (int i = 0; i < plan.pieces().size(); i++) {
-            Piece p = plan.pieces().get(i);
-            cs.clear();
-            if (i == 0) {
-                ReadPlanner.split(p.shard(), Alignment.down(p.fileStart()), p.fileEnd(), region, maxIo, cs);
-            } else {
-                ReadPlanner.split(p.shard(), p.fileStart(), p.fileEnd(), view + p.viewOffset(), maxIo, cs);
-            }
-            for (Chunk c : cs) {
-                out.add(new ChunkRead(plan.column(), c, 0, 0, 0));
+    protected void chunks(Slot slot, ColumnPieces col, SlotLoad out) {
+        long region = slot.layout().targetOffsets()[col.column()];
+        long view = viewOffset(slot, col);
+        for (int i = 0; i < col.count(); i++) {
+            // the first piece is read from its 4 KiB boundary to the region start (aligned DMA); later pieces exactly
+            long start = i == 0 ? Alignment.down(col.start(i)) : col.start(i);
+            long base = i == 0 ? region : view + col.view(i);
+            for (long off = start; off < col.end(i); ) {
+                long stop = Math.min(col.end(i), Alignment.down(off) + maxIo);
+                out.add(col.column(), col.shard(i), off, stop - off, base + (off - start), 0, 0, 0);
+                off = stop;
             }
         }
     }
 
     @Override
-    protected long run(Slot slot, ChunkRead r) throws IOException {
-        Chunk c = r.chunk();
-        CuFileHandle h = files.get(r.column(), c.shard());
-        long n = h.read(slot.device(), c.targetOffset(), c.length(), c.fileOffset());
-        if (n < c.length()) {
-            throw new IOException(h.path() + ": short read: cuFileRead returned " + n + " of " + c.length()
-                    + " bytes at offset " + c.fileOffset() + " (file truncated while loading?)");
+    protected long run(Slot slot, ChunkTask t) throws IOException {
+        CuFileHandle h = files.get(t.column, t.shard);
+        long n = h.read(slot.device(), t.target, t.length, t.fileOffset);
+        if (n < t.length) {
+            throw new IOException(h.path() + ": short read: cuFileRead returned " + n + " of " + t.length
+                    + " bytes at offset " + t.fileOffset + " (file truncated while loading?)");
         }
         return n;
     }

@@ -26,7 +26,7 @@ public final class HostEngine extends StagedEngine {
     }
 
     @Override
-    public Slot newSlot(int index, SlotLayout layout) {
+    protected Slot allocateSlot(int index, SlotLayout layout) {
         return new Slot.Builder(index, layout).withHostMemory().build();
     }
 

@@ -2,15 +2,10 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
-import dev.gdsloader.loader.plan.Chunk;
-import dev.gdsloader.loader.plan.ColumnPlan;
-import dev.gdsloader.loader.plan.Piece;
-import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The staged paths: each piece's 4 KiB-aligned cover is read with {@code pread} ({@code O_DIRECT} where
@@ -27,41 +22,42 @@ abstract class StagedEngine extends IoEngine {
     }
 
     @Override
-    public long viewOffset(Slot slot, ColumnPlan plan) {
-        return slot.layout().targetOffsets()[plan.column()];
+    public long viewOffset(Slot slot, ColumnPieces column) {
+        return slot.layout().targetOffsets()[column.column()];
     }
 
     @Override
-    protected void chunks(Slot slot, ColumnPlan plan, List<ChunkRead> out) {
-        long staging = slot.layout().stagingOffsets()[plan.column()];
-        long view = viewOffset(slot, plan);
-        List<Chunk> cs = new ArrayList<>();
-        for (Piece p : plan.pieces()) {
-            long start = Alignment.down(p.fileStart());
-            long end = Alignment.up(p.fileEnd());
-            cs.clear();
-            ReadPlanner.split(p.shard(), start, end, staging, maxIo, cs);
-            for (Chunk c : cs) {
-                long from = Math.max(c.fileOffset(), p.fileStart());
-                long to = Math.min(c.fileOffset() + c.length(), p.fileEnd());
-                out.add(new ChunkRead(plan.column(), c, from, to, view + p.viewOffset() + (from - p.fileStart())));
+    protected void chunks(Slot slot, ColumnPieces col, SlotLoad out) {
+        long staging = slot.layout().stagingOffsets()[col.column()];
+        long view = viewOffset(slot, col);
+        for (int i = 0; i < col.count(); i++) {
+            long pieceStart = col.start(i);
+            long pieceEnd = col.end(i);
+            long start = Alignment.down(pieceStart);
+            long end = Alignment.up(pieceEnd);
+            for (long off = start; off < end; ) {
+                long stop = Math.min(end, Alignment.down(off) + maxIo);
+                long from = Math.max(off, pieceStart);
+                long to = Math.min(stop, pieceEnd);
+                out.add(col.column(), col.shard(i), off, stop - off, staging + (off - start), from, to,
+                        view + col.view(i) + (from - pieceStart));
+                off = stop;
             }
             staging += end - start;
         }
     }
 
     @Override
-    protected long run(Slot slot, ChunkRead r) throws IOException {
-        Chunk c = r.chunk();
-        PosixFile f = files.get(r.column(), c.shard());
-        long n = f.read(slot.staging(), c.targetOffset(), c.length(), c.fileOffset());
-        long needed = r.copyTo() - c.fileOffset();
+    protected long run(Slot slot, ChunkTask t) throws IOException {
+        PosixFile f = files.get(t.column, t.shard);
+        long n = f.read(slot.staging(), t.target, t.length, t.fileOffset);
+        long needed = t.copyTo - t.fileOffset;
         if (n < needed) {
-            throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + c.fileOffset()
+            throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + t.fileOffset
                     + " where " + needed + " were expected (file truncated while loading?)");
         }
-        if (r.copyTo() > r.copyFrom()) {
-            copy(slot, c.targetOffset() + (r.copyFrom() - c.fileOffset()), r.viewTarget(), r.copyTo() - r.copyFrom());
+        if (t.copyTo > t.copyFrom) {
+            copy(slot, t.target + (t.copyFrom - t.fileOffset), t.viewTarget, t.copyTo - t.copyFrom);
         }
         return n;
     }

@@ -20,13 +20,17 @@ public record BatchPlan(long index, EpochOrder order, int from, int records, Lis
 
     /** @return global index of the batch's first record */
     public long firstRecord() {
-        return order.records()[from];
+        return order.get(from);
     }
 
     /** @return a description for messages, e.g. "batch 3 of epoch 1 (records 40, 41, ... 49)" */
     public String describe() {
-        long[] r = order.records();
-        return "batch " + index + " of epoch " + order.epoch() + " (records " + r[from]
-                + (records > 1 ? (records > 2 ? ", " + r[from + 1] + ", ... " : ", ") + r[from + records - 1] : "") + ")";
+        return describe(index, order, from, records);
+    }
+
+    static String describe(long index, EpochOrder order, int from, int records) {
+        return "batch " + index + " of epoch " + order.epoch() + " (records " + order.get(from)
+                + (records > 1 ? (records > 2 ? ", " + order.get(from + 1) + ", ... " : ", ") + order.get(from + records - 1) : "")
+                + ")";
     }
 }

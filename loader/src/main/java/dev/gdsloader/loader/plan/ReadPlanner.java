@@ -1,6 +1,5 @@
 package dev.gdsloader.loader.plan;
 
-import dev.gdsloader.formats.RecordExtent;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
@@ -64,40 +63,53 @@ public final class ReadPlanner {
      * @param order the epoch's order for this rank
      * @param index batch index
      * @param batchSize records per full batch
-     * @return the plan
+     * @return the plan, an immutable copy
      */
     public static BatchPlan plan(Dataset dataset, EpochOrder order, long index, int batchSize) {
-        int from = Math.toIntExact(index * batchSize);
-        int records = Math.min(batchSize, order.size() - from);
-        List<ColumnPlan> cols = new ArrayList<>();
-        List<Column> columns = dataset.columns();
-        for (int c = 0; c < columns.size(); c++) {
-            cols.add(planColumn(c, columns.get(c), order.records(), from, records));
-        }
-        return new BatchPlan(index, order, from, records, List.copyOf(cols));
+        int records = Math.min(batchSize, order.size() - Math.toIntExact(index * batchSize));
+        int[] capacity = new int[dataset.columns().size()];
+        java.util.Arrays.fill(capacity, Math.max(1, records));
+        SlotPlan p = new SlotPlan(capacity);
+        planInto(dataset, order, index, batchSize, p);
+        return p.snapshot();
     }
 
-    private static ColumnPlan planColumn(int columnIndex, Column column, long[] ids, int from, int records) {
-        List<Piece> pieces = new ArrayList<>();
-        long recordBytes = column.recordBytes();
-        long viewOffset = 0;
+    /**
+     * As {@link #plan}, refilling a slot's plan in place: no allocation (the loader's hot path).
+     *
+     * @param dataset the dataset
+     * @param order the epoch's order for this rank
+     * @param index batch index
+     * @param batchSize records per full batch
+     * @param out the slot's plan, sized for the largest batch
+     * @throws IllegalStateException if a column needs more pieces than {@code out} was sized for
+     */
+    public static void planInto(Dataset dataset, EpochOrder order, long index, int batchSize, SlotPlan out) {
+        int from = Math.toIntExact(index * batchSize);
+        int records = Math.min(batchSize, order.size() - from);
+        out.reset(index, order, from, records);
+        List<Column> columns = dataset.columns();
+        for (int c = 0; c < columns.size(); c++) {
+            planColumn(columns.get(c), order, from, records, out.column(c));
+        }
+    }
+
+    private static void planColumn(Column column, EpochOrder order, int from, int records, ColumnPieces out) {
         int i = from;
         int end = from + records;
         while (i < end) {
-            long first = ids[i];
+            long first = order.get(i);
             int shard = column.shardOf(first);
             RecordLayout layout = column.shards().get(shard);
             long local = first - column.firstRecordOf(shard);
             long count = 1;
-            while (i + count < end && ids[(int) (i + count)] == first + count && local + count < layout.recordCount()) {
+            while (i + count < end && order.get((int) (i + count)) == first + count && local + count < layout.recordCount()) {
                 count++;
             }
-            RecordExtent e = layout.extent(local, count);
-            pieces.add(new Piece(shard, e.offset(), e.offset() + e.length(), viewOffset));
-            viewOffset += count * recordBytes;
+            long offset = layout.dataOffset() + local * layout.recordBytes();
+            out.add(shard, offset, offset + count * layout.recordBytes());
             i += (int) count;
         }
-        return new ColumnPlan(columnIndex, List.copyOf(pieces), viewOffset);
     }
 
     /**

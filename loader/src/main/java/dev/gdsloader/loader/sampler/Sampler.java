@@ -1,17 +1,16 @@
 package dev.gdsloader.loader.sampler;
 
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Computes each epoch's record order for one rank: a deterministic function of (seed, epoch, rank, world
  * size) and the dataset's shard sizes, so every rank computes the same global order without talking to
  * the others, and a restarted job computes the same order again.
  *
- * <p>The global order of an epoch is shuffled as {@link SamplerOptions#shuffle()} says (SplittableRandom
- * seeded from seed and epoch, Fisher-Yates); rank {@code r} then takes the {@code r}-th contiguous part of it
- * (contiguous, so the sequential order gives each rank one contiguous range of the files). Immutable and
- * thread-safe.
+ * <p>The global order of an epoch is shuffled as {@link SamplerOptions#shuffle()} says, with keyed
+ * pseudo-random permutations ({@link FeistelPermutation}, key from seed and epoch) evaluated per record, so no
+ * array of N records is built; rank {@code r} then takes the {@code r}-th contiguous part of it (contiguous,
+ * so the sequential order gives each rank one contiguous range of the files). Immutable and thread-safe.
  */
 public final class Sampler {
     private final SamplerOptions options;
@@ -82,91 +81,59 @@ public final class Sampler {
 
     /**
      * @param epoch epoch number, &ge; 0
-     * @return this rank's order for that epoch
+     * @return this rank's order for that epoch (computed on demand: O(shards) memory, none per record)
      */
     public EpochOrder order(long epoch) {
-        long[] global = globalOrder(epoch);
         int rank = options.rank();
         int n = (int) recordsOf(rank);
         long start = startOf(rank);
-        long[] mine = new long[n];
-        int firstPadded = n;
-        for (int i = 0; i < n; i++) {
-            long pos = start + i;
-            if (pos >= total && firstPadded == n) {
-                firstPadded = i;
-            }
-            mine[i] = global[(int) (pos % total)];
-        }
-        return new EpochOrder(epoch, mine, firstPadded);
+        int firstPadded = (int) Math.min(n, Math.max(0, total - start));
+        return new EpochOrder(epoch, n, firstPadded, start, Math.max(1, total), globalOrder(epoch));
     }
 
-    private long[] globalOrder(long epoch) {
-        long[] order = new long[(int) total];
-        SplittableRandom rnd = new SplittableRandom(mix(options.seed(), epoch));
-        switch (options.shuffle()) {
-            case NONE -> {
-                for (int i = 0; i < order.length; i++) {
-                    order[i] = i;
-                }
-            }
-            case GLOBAL -> {
-                for (int i = 0; i < order.length; i++) {
-                    order[i] = i;
-                }
-                shuffle(order, rnd);
-            }
-            case SHARD_BLOCKS -> shardBlocks(order, rnd);
-            default -> throw new IllegalStateException(options.shuffle().toString());
-        }
-        return order;
+    private java.util.function.LongUnaryOperator globalOrder(long epoch) {
+        long key = FeistelPermutation.mix(options.seed() + 0x9E3779B97F4A7C15L * (epoch + 1));
+        return switch (options.shuffle()) {
+            case NONE -> p -> p;
+            case GLOBAL -> p -> FeistelPermutation.apply(total, key, p);
+            case SHARD_BLOCKS -> shardBlocks(key);
+        };
     }
 
-    private void shardBlocks(long[] order, SplittableRandom rnd) {
-        long[] shardStart = new long[shardRecords.length];
-        for (int s = 1; s < shardRecords.length; s++) {
+    /**
+     * Shard order shuffled; within each shard its full blocks of {@code blockRecords} shuffled (a shard's
+     * partial last block stays last); records inside a block in order.
+     */
+    private java.util.function.LongUnaryOperator shardBlocks(long key) {
+        int shards = shardRecords.length;
+        long[] shardStart = new long[shards];
+        for (int s = 1; s < shards; s++) {
             shardStart[s] = shardStart[s - 1] + shardRecords[s - 1];
         }
-        long[] shards = new long[shardRecords.length];
-        for (int s = 0; s < shards.length; s++) {
-            shards[s] = s;
+        int[] shardOrder = new int[shards];
+        long[] orderedEnd = new long[shards]; // end position of the k-th shard in the epoch's order
+        long pos = 0;
+        for (int k = 0; k < shards; k++) {
+            shardOrder[k] = (int) FeistelPermutation.apply(shards, key, k);
+            pos += shardRecords[shardOrder[k]];
+            orderedEnd[k] = pos;
         }
-        shuffle(shards, rnd);
-        int b = options.blockRecords();
-        int k = 0;
-        for (long sl : shards) {
-            int s = (int) sl;
-            long blocks = (shardRecords[s] + b - 1) / b;
-            long[] blockOrder = new long[(int) blocks];
-            for (int i = 0; i < blockOrder.length; i++) {
-                blockOrder[i] = i;
+        long b = options.blockRecords();
+        return p -> {
+            int k = java.util.Arrays.binarySearch(orderedEnd, p);
+            k = k >= 0 ? k + 1 : -k - 1; // first shard whose end is past p
+            while (shardRecords[shardOrder[k]] == 0) {
+                k++;
             }
-            shuffle(blockOrder, rnd);
-            for (long blk : blockOrder) {
-                long from = shardStart[s] + blk * b;
-                long to = Math.min(shardStart[s] + shardRecords[s], from + b);
-                for (long r = from; r < to; r++) {
-                    order[k++] = r;
-                }
+            int s = shardOrder[k];
+            long o = p - (orderedEnd[k] - shardRecords[s]);
+            long full = shardRecords[s] / b;
+            if (o >= full * b) {
+                return shardStart[s] + o;
             }
-        }
-    }
-
-    private static void shuffle(long[] a, SplittableRandom rnd) {
-        for (int i = a.length - 1; i > 0; i--) {
-            int j = rnd.nextInt(i + 1);
-            long t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-        }
-    }
-
-    /** SplitMix64's finaliser over (seed, epoch), so neighbouring epochs get unrelated streams. */
-    private static long mix(long seed, long epoch) {
-        long z = seed + 0x9E3779B97F4A7C15L * (epoch + 1);
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
+            long block = FeistelPermutation.apply(full, FeistelPermutation.mix(key ^ (s + 1) * 0xD1B54A32D192ED03L), o / b);
+            return shardStart[s] + block * b + o % b;
+        };
     }
 
     /**

@@ -78,7 +78,8 @@ class SamplerTest {
         Sampler none = new Sampler(opts(Shuffle.NONE, 0, 1, Partition.EXACT_ONCE, false), shards, 5);
         assertArrayEquals(none.order(0).records(), none.order(2).records());
         for (Shuffle s : new Shuffle[] {Shuffle.GLOBAL, Shuffle.SHARD_BLOCKS}) {
-            Sampler sh = new Sampler(opts(s, 0, 1, Partition.EXACT_ONCE, false), shards, 5);
+            // blocks of 2 records: 3 shards of 3-4 blocks give thousands of orders, so consecutive epochs differ
+            Sampler sh = new Sampler(new SamplerOptions(s, 1234, 2, 0, 1, Partition.EXACT_ONCE, false), shards, 5);
             assertFalse(Arrays.equals(sh.order(0).records(), sh.order(1).records()), s + " epochs 0 and 1");
             assertFalse(Arrays.equals(sh.order(1).records(), sh.order(2).records()), s + " epochs 1 and 2");
             assertNotEquals(Arrays.toString(none.order(0).records()), Arrays.toString(sh.order(0).records()));
@@ -98,6 +99,18 @@ class SamplerTest {
             }
             assertTrue(start % 4 == 0 || start == 10 || start == 14, "block starts at a block boundary: " + Arrays.toString(o));
             i += len;
+        }
+    }
+
+    @Test
+    void theFeistelPermutationIsABijectionForEverySmallDomain() {
+        for (int n = 1; n <= 300; n++) {
+            boolean[] hit = new boolean[n];
+            for (int x = 0; x < n; x++) {
+                long v = FeistelPermutation.apply(n, 42L * n, x);
+                assertTrue(v >= 0 && v < n && !hit[(int) v], "n=" + n + " x=" + x + " -> " + v);
+                hit[(int) v] = true;
+            }
         }
     }
 
