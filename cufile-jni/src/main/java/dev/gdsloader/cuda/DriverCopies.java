@@ -29,8 +29,8 @@ final class DriverCopies {
             Linker linker = Linker.nativeLinker();
             FunctionDescriptor fd = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
-            h = lib.find("cuMemcpyHtoDAsync_v2").map(a -> linker.downcallHandle(a, fd, Linker.Option.critical(false))).orElse(null);
-            d = lib.find("cuMemcpyDtoHAsync_v2").map(a -> linker.downcallHandle(a, fd, Linker.Option.critical(false))).orElse(null);
+            h = lib.find("cuMemcpyHtoDAsync_v2").map(a -> linker.downcallHandle(a, fd)).orElse(null);
+            d = lib.find("cuMemcpyDtoHAsync_v2").map(a -> linker.downcallHandle(a, fd)).orElse(null);
         } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
             h = null;
             d = null;
