@@ -29,11 +29,25 @@ public final class LatencyBench {
      * @throws IOException if the dataset cannot be read
      */
     public static void run(Path data, ReadPath path, int batchSize, int epochs, PrintStream out) throws IOException {
-        drain(data, path, batchSize); // warm the page cache and the JIT
-        drain(data, path, batchSize);
+        run(data, path, batchSize, epochs, true, out);
+    }
+
+    /**
+     * @param data dataset directory
+     * @param path the read path
+     * @param batchSize records per batch
+     * @param epochs epochs over which allocation is measured
+     * @param directIo {@code O_DIRECT} reads, or buffered reads served from the page cache
+     * @param out where the results go
+     * @throws IOException if the dataset cannot be read
+     */
+    public static void run(Path data, ReadPath path, int batchSize, int epochs, boolean directIo, PrintStream out)
+            throws IOException {
+        drain(data, path, batchSize, directIo); // warm the page cache and the JIT
+        drain(data, path, batchSize, directIo);
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long t0 = System.nanoTime();
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build()) {
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build()) {
             long built = System.nanoTime();
             Iterator<Batch> it = loader.iterator();
             it.next().close();
@@ -50,7 +64,8 @@ public final class LatencyBench {
                 }
             }
             long allocated = mx.getTotalThreadAllocatedBytes() - a0;
-            out.printf(Locale.ROOT, "path %s, %d records per batch, page cache warm%n", loader.pathTaken(), batchSize);
+            out.printf(Locale.ROOT, "path %s, %d records per batch, %s%n", loader.pathTaken(), batchSize,
+                    directIo ? "O_DIRECT reads" : "buffered reads from the page cache");
             out.printf(Locale.ROOT, "build (open shards, pick path, allocate %d slots): %8.1f ms%n", loader.options().prefetchDepth(),
                     (built - t0) / 1e6);
             out.printf(Locale.ROOT, "first batch after iterator():                      %8.1f ms%n", (first - built) / 1e6);
@@ -59,8 +74,8 @@ public final class LatencyBench {
         }
     }
 
-    private static void drain(Path data, ReadPath path, int batchSize) throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build()) {
+    private static void drain(Path data, ReadPath path, int batchSize, boolean directIo) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build()) {
             for (Batch b : loader) {
                 b.close();
             }

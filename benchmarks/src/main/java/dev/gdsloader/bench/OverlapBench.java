@@ -20,9 +20,13 @@ import java.util.Locale;
  * kernel that runs for {@code t_c} per batch on its own stream (waiting on the batch's ready event, releasing
  * the batch on that stream: no host synchronisation), and the epoch time is compared with
  * {@code max(t_c, t_io) x batches}, where {@code t_io} is the loader's time per batch with no compute,
- * measured first in the same run. A ratio of 1.00 is perfect overlap. Not thread-safe.
+ * measured in the same run (each setting three times, interleaved with the baseline; medians). A ratio of 1.00
+ * is perfect overlap. Not thread-safe.
  */
 public final class OverlapBench {
+    /** Times every setting runs; medians are reported. */
+    static final int ROUNDS = 3;
+
     private OverlapBench() {
     }
 
@@ -47,24 +51,43 @@ public final class OverlapBench {
      * @param path GDS, BOUNCE (a device path)
      * @param batchSize records per batch
      * @param factors t_c as multiples of the measured t_io, e.g. {0.5, 1, 2}
+     * @param directIo read with {@code O_DIRECT} (storage) or buffered (page cache, steadier t_io)
      * @param log progress lines
      * @return one row for t_c = 0, then one per factor
      * @throws IOException if the dataset cannot be read
      */
-    public static List<Row> run(Path data, ReadPath path, int batchSize, double[] factors, PrintStream log) throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build();
+    public static List<Row> run(Path data, ReadPath path, int batchSize, double[] factors, boolean directIo, PrintStream log)
+            throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build();
              CudaStream stream = CudaStream.create();
              CudaModule spin = CudaModule.load(spinPtx())) {
             epoch(loader, stream, spin, 0); // warm-up: page cache, JIT, first-launch costs
+            // storage throughput drifts between runs: every setting runs ROUNDS times, interleaved with the
+            // no-compute baseline, and medians are compared
+            long[] base = new long[ROUNDS];
+            long[][] times = new long[factors.length][ROUNDS];
+            double[][] stalls = new double[factors.length + 1][ROUNDS];
+            long batches = 0;
+            for (int r = 0; r < ROUNDS; r++) {
+                Row io = epoch(loader, stream, spin, 0);
+                base[r] = io.epochNanos();
+                stalls[0][r] = io.stallMillis();
+                batches = io.batches();
+                long tio = io.epochNanos() / Math.max(1, io.batches());
+                for (int f = 0; f < factors.length; f++) {
+                    Row row = epoch(loader, stream, spin, (long) (factors[f] * tio));
+                    times[f][r] = row.epochNanos();
+                    stalls[f + 1][r] = row.stallMillis();
+                }
+                log.printf(Locale.ROOT, "round %d of %d done%n", r + 1, ROUNDS);
+            }
+            long baseMedian = (long) Stats.median(java.util.Arrays.stream(base).asDoubleStream().toArray());
+            long tio = baseMedian / Math.max(1, batches);
             List<Row> rows = new ArrayList<>();
-            Row io = epoch(loader, stream, spin, 0);
-            long tio = io.epochNanos() / Math.max(1, io.batches());
-            rows.add(new Row(0, tio, io.batches(), io.epochNanos(), io.stallMillis()));
-            for (double f : factors) {
-                long tc = (long) (f * tio);
-                Row r = epoch(loader, stream, spin, tc);
-                rows.add(new Row(tc, tio, r.batches(), r.epochNanos(), r.stallMillis()));
-                log.printf(Locale.ROOT, "t_c = %.2f x t_io done%n", f);
+            rows.add(new Row(0, tio, batches, baseMedian, Stats.median(stalls[0])));
+            for (int f = 0; f < factors.length; f++) {
+                long median = (long) Stats.median(java.util.Arrays.stream(times[f]).asDoubleStream().toArray());
+                rows.add(new Row((long) (factors[f] * tio), tio, batches, median, Stats.median(stalls[f + 1])));
             }
             return rows;
         }

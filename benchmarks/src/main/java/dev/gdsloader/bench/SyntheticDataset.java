@@ -48,6 +48,25 @@ public final class SyntheticDataset {
      */
     public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed, boolean replace)
             throws IOException {
+        return generate(dir, totalBytes, shards, recordBytes, seed, replace, 64);
+    }
+
+    /**
+     * As {@link #generate(Path, long, int, int, long, boolean)}, with each shard's data starting at a multiple of
+     * {@code dataAlignment} bytes (4096: records of 4 KiB multiples sit on storage blocks).
+     *
+     * @param dir output directory
+     * @param totalBytes approximate total data bytes
+     * @param shards number of shards
+     * @param recordBytes bytes per record
+     * @param seed seed of the byte stream
+     * @param replace replace existing shards instead of refusing
+     * @param dataAlignment data alignment of each shard, bytes (multiple of 64)
+     * @return the shard files written, in order
+     * @throws IOException on a write failure, or if {@code dir} already holds shards and {@code replace} is false
+     */
+    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed, boolean replace,
+                                      int dataAlignment) throws IOException {
         if (shards < 1 || recordBytes < 1 || totalBytes < (long) shards * recordBytes) {
             throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
                     + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
@@ -61,7 +80,7 @@ public final class SyntheticDataset {
         for (int s = 0; s < shards; s++) {
             Path f = dir.resolve(String.format("data-%05d.npy", s));
             long bytes = recordsPerShard * recordBytes;
-            try (NpyWriter w = NpyWriter.create(f, DType.UINT8, new long[] {recordsPerShard, recordBytes})) {
+            try (NpyWriter w = NpyWriter.create(f, DType.UINT8, new long[] {recordsPerShard, recordBytes}, dataAlignment)) {
                 for (long left = bytes; left > 0; ) {
                     buf.clear();
                     int n = (int) Math.min(buf.capacity(), left);

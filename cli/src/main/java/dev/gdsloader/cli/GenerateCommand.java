@@ -30,12 +30,16 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "seed (default: ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--align", defaultValue = "64",
+            description = "data alignment of each shard in bytes, multiple of 64 (4096 puts 4 KiB records on storage blocks; default: ${DEFAULT-VALUE})")
+    int align;
+
     @Option(names = "--overwrite", description = "replace existing data-*.npy shards in the output directory")
     boolean overwrite;
 
     @Override
     public Integer call() throws Exception {
-        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite);
+        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite, align);
         long bytes = 0;
         for (Path f : files) {
             bytes += dev.gdsloader.formats.npy.NpyShard.open(f).header().dataBytes();

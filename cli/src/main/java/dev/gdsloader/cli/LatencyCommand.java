@@ -27,9 +27,12 @@ final class LatencyCommand implements Callable<Integer> {
     @Option(names = "--epochs", defaultValue = "3", description = "epochs measured for allocation (default: ${DEFAULT-VALUE})")
     int epochs;
 
+    @Option(names = "--no-direct", description = "buffered reads, served from the page cache, instead of O_DIRECT")
+    boolean noDirect;
+
     @Override
     public Integer call() throws Exception {
-        LatencyBench.run(data, path, batchSize, epochs, System.out);
+        LatencyBench.run(data, path, batchSize, epochs, !noDirect, System.out);
         return 0;
     }
 }

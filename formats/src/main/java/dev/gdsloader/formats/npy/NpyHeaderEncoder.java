@@ -40,6 +40,21 @@ final class NpyHeaderEncoder {
      * @throws IllegalArgumentException if the header does not fit version 2.0's 4-byte length
      */
     static byte[] encode(DType dtype, long[] shape) {
+        return encode(dtype, shape, ARRAY_ALIGN);
+    }
+
+    /**
+     * As {@link #encode(DType, long[])}, padding the header with spaces so the data starts at a multiple of
+     * {@code align} bytes (a multiple of 64; NumPy reads any padding its length field covers). 4096 puts
+     * every record of a 4 KiB multiple size on a block boundary, so {@code O_DIRECT} and cuFile read it
+     * without an extra block.
+     *
+     * @param dtype element type
+     * @param shape array shape
+     * @param align data alignment in bytes, a positive multiple of 64
+     * @return the header bytes
+     */
+    static byte[] encode(DType dtype, long[] shape, int align) {
         StringBuilder dict = new StringBuilder()
                 .append("{'descr': '").append(dtype.numpyDescr()).append("', ")
                 .append("'fortran_order': False, ")
@@ -48,15 +63,16 @@ final class NpyHeaderEncoder {
             dict.repeat(' ', Math.max(0, GROWTH_AXIS_MAX_DIGITS - Long.toString(shape[0]).length()));
         }
         byte[] text = dict.toString().getBytes(StandardCharsets.ISO_8859_1);
-        byte[] v1 = wrap(text, 1);
-        return v1 != null ? v1 : wrap(text, 2);
+        byte[] v1 = wrap(text, 1, align);
+        return v1 != null ? v1 : wrap(text, 2, align);
     }
 
     /** Returns the wrapped header for {@code major} version, or null if its length does not fit. */
-    private static byte[] wrap(byte[] text, int major) {
+    private static byte[] wrap(byte[] text, int major, int align) {
         int prefix = 8 + (major == 1 ? 2 : 4);
         long hlen = text.length + 1L;
-        long padlen = ARRAY_ALIGN - ((prefix + hlen) % ARRAY_ALIGN);
+        long padlen = align == ARRAY_ALIGN ? ARRAY_ALIGN - ((prefix + hlen) % ARRAY_ALIGN)
+                : (align - (prefix + hlen) % align) % align;
         long headerLength = hlen + padlen;
         if (major == 1 && headerLength > 0xFFFF || headerLength > Integer.MAX_VALUE - prefix) {
             if (major == 1) {

@@ -48,11 +48,31 @@ public final class NpyWriter implements AutoCloseable {
      * @throws IOException if the file cannot be created or written (the file is then deleted)
      */
     public static NpyWriter create(Path file, DType dtype, long[] shape) throws IOException {
+        return create(file, dtype, shape, NpyHeaderEncoder.ARRAY_ALIGN);
+    }
+
+    /**
+     * As {@link #create(Path, DType, long[])}, with the data starting at a multiple of {@code dataAlignment}
+     * bytes (the header is padded with spaces, which NumPy accepts): 4096 lays records of 4 KiB multiples on
+     * storage blocks for direct reads.
+     *
+     * @param file the file to write; an existing file is replaced
+     * @param dtype element type
+     * @param shape array shape
+     * @param dataAlignment data alignment in bytes, a multiple of 64 up to 65536
+     * @return a writer positioned at the start of the data section; the caller must close it
+     * @throws IllegalArgumentException if the alignment is not a multiple of 64 in 64..65536, or as above
+     * @throws IOException if the file cannot be created or written (the file is then deleted)
+     */
+    public static NpyWriter create(Path file, DType dtype, long[] shape, int dataAlignment) throws IOException {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(dtype, "dtype");
+        if (dataAlignment < 64 || dataAlignment > 65536 || dataAlignment % 64 != 0) {
+            throw new IllegalArgumentException("data alignment must be a multiple of 64 in 64..65536, got " + dataAlignment);
+        }
         long[] dims = shape.clone();
         long expected = Shapes.byteSize(dims, dtype.itemSize());
-        byte[] header = NpyHeaderEncoder.encode(dtype, dims);
+        byte[] header = NpyHeaderEncoder.encode(dtype, dims, dataAlignment);
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
         try {
