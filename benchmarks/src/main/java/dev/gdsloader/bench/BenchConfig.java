@@ -16,9 +16,10 @@ import java.util.List;
  * @param dropCaches drop the page cache before the ceiling and before each path (cold reads)
  * @param verify check every batch's CRC32C against the file after it reached its destination
  * @param rounds how many times to run every path (path order rotated each round); medians are reported
+ * @param directIo staged paths read with {@code O_DIRECT} (storage); false: buffered (page cache)
  */
 public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int ioThreads, long maxIoBytes,
-                          int prefetchDepth, boolean dropCaches, boolean verify, int rounds) {
+                          int prefetchDepth, boolean dropCaches, boolean verify, int rounds, boolean directIo) {
     /** @throws IllegalArgumentException if a size or count is not positive */
     public BenchConfig {
         if (batchBytes <= 0) {

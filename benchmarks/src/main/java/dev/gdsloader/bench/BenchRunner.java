@@ -131,7 +131,8 @@ public final class BenchRunner {
                                    boolean cold, List<String> notes) throws IOException {
         long maxColumn = dataset.columns().stream().mapToLong(c -> c.recordBytes() * batchRecords).max().orElse(1);
         try (GdsLoader loader = GdsLoader.builder(dataset).batchSize(batchRecords).path(path)
-                .ioThreads(config.ioThreads()).maxIoBytes(config.maxIoBytes()).prefetchDepth(config.prefetchDepth()).build();
+                .ioThreads(config.ioThreads()).maxIoBytes(config.maxIoBytes()).prefetchDepth(config.prefetchDepth())
+                .directIo(config.directIo()).build();
              VerifyingConsumer consumer = new VerifyingConsumer(expected, maxColumn, loader.pathTaken().onDevice())) {
             for (Batch b : loader) {
                 consumer.accept(b);

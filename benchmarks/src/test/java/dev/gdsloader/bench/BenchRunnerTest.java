@@ -37,7 +37,7 @@ class BenchRunnerTest {
 
     private static BenchConfig config(List<ReadPath> paths, boolean verify, int rounds) {
         // 1 MiB batches: 6 records per batch, 9 batches per epoch
-        return new BenchConfig(dir, paths, 1L << 20, 2, 256L << 10, 3, false, verify, rounds);
+        return new BenchConfig(dir, paths, 1L << 20, 2, 256L << 10, 3, false, verify, rounds, true);
     }
 
     private static PrintStream discard() {
@@ -106,17 +106,17 @@ class BenchRunnerTest {
     void aDirectoryWithoutShardsFailsNamingIt() throws IOException {
         Path empty = Files.createDirectories(dir.resolve("empty"));
         IOException e = assertThrows(IOException.class, () -> BenchRunner.run(
-                new BenchConfig(empty, List.of(), 1L << 20, 2, 256L << 10, 3, false, true, 1), discard()));
+                new BenchConfig(empty, List.of(), 1L << 20, 2, 256L << 10, 3, false, true, 1, true), discard()));
         assertTrue(e.getMessage().contains(empty.toString()), e.getMessage());
     }
 
     @Test
     void configRejectsNonPositiveSizesAndADepthBelowTwo() {
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, 2, 4096, 2, false, true, 1));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 0, 4096, 2, false, true, 1));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 0, 2, false, true, 1));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 1, false, true, 1));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 2, false, true, 0));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, 2, 4096, 2, false, true, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 0, 4096, 2, false, true, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 0, 2, false, true, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 1, false, true, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 2, false, true, 0, true));
     }
 
     @Test

@@ -60,13 +60,16 @@ final class BenchCommand implements Callable<Integer> {
             description = "run every path this many times, rotating their order; medians are reported (default: ${DEFAULT-VALUE})")
     int rounds;
 
+    @Option(names = "--no-direct", description = "staged paths read buffered (page cache) instead of O_DIRECT")
+    boolean noDirect;
+
     @Option(names = "--no-verify", description = "skip checking every batch against the CRC32C of its file bytes")
     boolean noVerify;
 
     @Override
     public Integer call() throws IOException {
         BenchConfig config = new BenchConfig(data != null ? data : Path.of("."), paths, batchBytes, threads, ioSize, depth,
-                dropCaches, !noVerify, rounds); // validates the options before anything is written
+                dropCaches, !noVerify, rounds, !noDirect); // validates the options before anything is written
         if (data != null) {
             return report(config);
         }
@@ -80,7 +83,7 @@ final class BenchCommand implements Callable<Integer> {
         try {
             System.out.println("generating " + ByteSize.format(size) + " of synthetic .npy shards in " + generated + " ...");
             SyntheticDataset.generate(generated, size, 8, 150528, 42);
-            return report(new BenchConfig(generated, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds));
+            return report(new BenchConfig(generated, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds, !noDirect));
         } finally {
             deleteQuietly(generated);
             Runtime.getRuntime().removeShutdownHook(cleanup);

@@ -1,0 +1,26 @@
+#!/bin/bash
+# gds-loader against its peers on the same shards, in one run on the GPU machine: PyTorch DataLoader
+# (mmap np.load, 8 workers, pin_memory=True, .to('cuda', non_blocking=True)) and torch.cuda.gds.GdsFile.
+# Cold: page cache dropped before each reader. Warm: data in the page cache, buffered reads for everyone.
+# Pack first: benchmarks/device/pack.sh
+set -u
+cd "$(dirname "$0")/../.."
+work="${WORK:-$PWD/.work}"
+mkdir -p "$work"
+source .device/env.sh
+gds() { java --enable-native-access=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
+          -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@" 2>&1 | grep -v '^INFO: gdsloader path\|^round \|^measuring\|^computing'; }
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+gds generate --out "$work/p4" --size 4GiB --shards 16
+echo "=== cold: gds-loader (page cache dropped before every measurement)"
+gds bench --drop-caches --paths GDS,BOUNCE "$work/p4"
+echo "=== cold: peers"
+drop; python3 benchmarks/peers/torch_dataloader.py "$work/p4"
+drop; python3 benchmarks/peers/torch_gds.py "$work/p4"
+echo "=== warm (page cache): gds-loader, buffered reads"
+cat "$work"/p4/*.npy > /dev/null
+gds bench --no-direct --paths BOUNCE --threads 8 --rounds 2 "$work/p4"
+echo "=== warm (page cache): peers"
+python3 benchmarks/peers/torch_dataloader.py "$work/p4"
+rm -rf "$work"
