@@ -20,10 +20,7 @@ import torch.cuda.gds as gds
 
 
 def data_offset(path):
-    with open(path, "rb") as f:
-        version = np.lib.format.read_magic(f)
-        np.lib.format._read_array_header(f, version)
-        return f.tell()
+    return np.load(path, mmap_mode="r").offset  # np.memmap knows where the data section starts
 
 
 def main():
