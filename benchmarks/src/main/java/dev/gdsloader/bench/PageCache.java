@@ -28,6 +28,18 @@ public final class PageCache {
         }
     }
 
+    /** Lets the kernel finish reclaiming the dropped pages before the next measurement starts. */
+    private static void settle() {
+        try {
+            Thread.sleep(SETTLE_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Pause after a drop, ms: the first reads right after one were seen to run slow on the VMs here. */
+    static final long SETTLE_MILLIS = 1000;
+
     /**
      * @return null if the cache was dropped, else one line saying why it could not be
      */
@@ -35,6 +47,7 @@ public final class PageCache {
         try {
             sync();
             Files.writeString(DROP, "3\n");
+            settle();
             return null;
         } catch (IOException e) {
             return "cannot drop the page cache (" + DROP + ": " + e.getMessage() + "; needs root): reads may be warm";
