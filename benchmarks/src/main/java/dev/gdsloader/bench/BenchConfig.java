@@ -32,8 +32,8 @@ public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int 
             throw new IllegalArgumentException("--io-size must be a multiple of 4096 bytes in 4KiB..1GiB (O_DIRECT alignment), got "
                     + maxIoBytes);
         }
-        if (prefetchDepth < 2 || prefetchDepth > 64) {
-            throw new IllegalArgumentException("--depth must be 2..64 slots, got " + prefetchDepth);
+        if (prefetchDepth < 1 || prefetchDepth > 64) {
+            throw new IllegalArgumentException("--depth must be 1..64 slots, got " + prefetchDepth);
         }
         if (rounds < 1) {
             throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);

@@ -33,15 +33,34 @@ public final class BenchRunner {
      * @throws IOException if the dataset cannot be read
      */
     public static BenchReport run(BenchConfig config, PrintStream log) throws IOException {
+        return run(config, BenchProgress.lines(log));
+    }
+
+    /**
+     * @param config what to run
+     * @param progress told the number of steps, then each step
+     * @return the report
+     * @throws IOException if the dataset cannot be read
+     */
+    public static BenchReport run(BenchConfig config, BenchProgress progress) throws IOException {
+        try {
+            return measure(config, progress);
+        } finally {
+            progress.finish();
+        }
+    }
+
+    private static BenchReport measure(BenchConfig config, BenchProgress log) throws IOException {
         Dataset dataset = Dataset.open(config.data());
         long sampleBytes = dataset.columns().stream().mapToLong(Column::recordBytes).sum();
         int batchRecords = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.batchBytes() / sampleBytes));
         List<String> notes = new ArrayList<>();
         List<ReadPath> paths = choosePaths(config, dataset, notes);
 
+        log.start((config.verify() ? 1 : 0) + (config.rounds() + 1) + config.rounds() * paths.size());
         long[][] expected = null;
         if (config.verify()) {
-            log.println("computing expected CRC32C of every batch from the files ...");
+            log.step("computing expected CRC32C of every batch from the files");
             expected = Checksums.expected(dataset, ReadPlanner.sequential(dataset, batchRecords, false));
         }
         PageCache.sync(); // dirty pages would make the first O_DIRECT reads pay for their writeback
@@ -61,7 +80,7 @@ public final class BenchRunner {
             for (int k = 0; k < paths.size(); k++) {
                 int i = (k + round) % paths.size();
                 boolean rowCold = config.dropCaches() && PageCache.drop() == null;
-                log.println("round " + (round + 1) + ": path " + paths.get(i) + " ...");
+                log.step("round " + (round + 1) + ": path " + paths.get(i));
                 byPath.get(i).add(runPath(config, dataset, paths.get(i), batchRecords, expected, rowCold, notes));
             }
             if (config.dropCaches()) {
@@ -120,10 +139,10 @@ public final class BenchRunner {
     private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold) {
     }
 
-    private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, PrintStream log, int index)
+    private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, BenchProgress log, int index)
             throws IOException {
-        log.println("measuring the raw O_DIRECT read ceiling (" + (index + 1) + " of " + (config.rounds() + 1) + ", "
-                + config.ioThreads() + " threads, " + config.maxIoBytes() / 1024 + " KiB requests) ...");
+        log.step("measuring the raw O_DIRECT read ceiling (" + (index + 1) + " of " + (config.rounds() + 1) + ", "
+                + config.ioThreads() + " threads, " + config.maxIoBytes() / 1024 + " KiB requests)");
         return DirectReadCeiling.measure(dataset, config.ioThreads(), config.maxIoBytes());
     }
 

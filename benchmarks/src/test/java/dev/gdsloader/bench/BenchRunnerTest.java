@@ -115,7 +115,7 @@ class BenchRunnerTest {
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, 2, 4096, 2, false, true, 1, true));
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 0, 4096, 2, false, true, 1, true));
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 0, 2, false, true, 1, true));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 1, false, true, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 0, false, true, 1, true));
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 2, false, true, 0, true));
     }
 

@@ -60,14 +60,28 @@ final class BenchCommand implements Callable<Integer> {
             description = "run every path this many times, rotating their order; medians are reported (default: ${DEFAULT-VALUE})")
     int rounds;
 
+    @Option(names = "--out", description = "also write bench.json, bench.csv, bench.md and bench.png (GB/s by path) here")
+    Path out;
+
+    @Option(names = "--quick", description = "a small run (128 MiB generated, 16 MiB batches) that ends in well under a minute without a GPU")
+    boolean quick;
+
     @Option(names = "--no-direct", description = "staged paths read buffered (page cache) instead of O_DIRECT")
     boolean noDirect;
 
     @Option(names = "--no-verify", description = "skip checking every batch against the CRC32C of its file bytes")
     boolean noVerify;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws IOException {
+        if (quick) {
+            size = Math.min(size, 128L << 20);
+            batchBytes = Math.min(batchBytes, 16L << 20);
+            rounds = 1;
+        }
         BenchConfig config = new BenchConfig(data != null ? data : Path.of("."), paths, batchBytes, threads, ioSize, depth,
                 dropCaches, !noVerify, rounds, !noDirect); // validates the options before anything is written
         if (data != null) {
@@ -90,9 +104,13 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private static int report(BenchConfig config) throws IOException {
-        BenchReport r = BenchRunner.run(config, System.out);
+    private int report(BenchConfig config) throws IOException {
+        BenchReport r = BenchRunner.run(config, new TerminalProgress("bench"));
         r.print(System.out);
+        if (out != null) {
+            String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+            System.out.println("wrote " + dev.gdsloader.bench.ReportWriter.write(r, command, out));
+        }
         return r.allChecksumsOk() ? 0 : 1;
     }
 

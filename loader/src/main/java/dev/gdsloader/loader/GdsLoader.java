@@ -81,7 +81,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @param batchSize records per batch, &gt; 0
      * @param path requested path
      * @param device CUDA device ordinal
-     * @param prefetchDepth slots in the ring, &ge; 2
+     * @param prefetchDepth slots in the ring, 1..64; 2 or more overlap reads with the consumer (double
+     *     buffering), 1 does not and serves as a baseline
      * @param ioThreads threads issuing reads, &ge; 1
      * @param maxIoBytes largest single read, a positive multiple of 4 KiB
      * @param sampler order, shuffle, rank sharding and drop-last
@@ -101,8 +102,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (batchSize <= 0) {
                 throw new IllegalArgumentException("batchSize must be > 0 records, got " + batchSize);
             }
-            if (prefetchDepth < 2 || prefetchDepth > MAX_PREFETCH_DEPTH) {
-                throw new IllegalArgumentException("prefetchDepth must be 2.." + MAX_PREFETCH_DEPTH + " slots, got " + prefetchDepth);
+            if (prefetchDepth < 1 || prefetchDepth > MAX_PREFETCH_DEPTH) {
+                throw new IllegalArgumentException("prefetchDepth must be 1.." + MAX_PREFETCH_DEPTH + " slots, got " + prefetchDepth);
             }
             if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
                 throw new IllegalArgumentException("ioThreads must be 1.." + MAX_IO_THREADS + ", got " + ioThreads);
@@ -428,7 +429,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
-         * @param slots slots in the prefetch ring, &ge; 2
+         * @param slots slots in the prefetch ring, 1..64 (1: no overlap, a baseline)
          * @return this
          */
         public Builder prefetchDepth(int slots) {

@@ -50,8 +50,8 @@ class GdsLoaderOptionsTest {
     }
 
     @Test
-    void prefetchDepthOneIsRejectedNamingTheOption() {
-        IllegalArgumentException e = invalid(b -> b.prefetchDepth(1));
+    void prefetchDepthZeroIsRejectedNamingTheOption() {
+        IllegalArgumentException e = invalid(b -> b.prefetchDepth(0));
         assertTrue(e.getMessage().contains("prefetchDepth"), e.getMessage());
     }
 

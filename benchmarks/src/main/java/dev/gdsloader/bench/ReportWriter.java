@@ -1,0 +1,164 @@
+package dev.gdsloader.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
+
+/**
+ * Writes benchmark results as files: JSON (Jackson) with everything measured, CSV (Jackson CSV) with one
+ * row per measurement, a Markdown table, and PNG plots (XChart) with units on every axis. Stateless.
+ */
+public final class ReportWriter {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private ReportWriter() {
+    }
+
+    /** One measurement, flattened for CSV: a path (or the ceiling) at one setting. */
+    @com.fasterxml.jackson.annotation.JsonPropertyOrder({"setting", "path", "taken", "gbps", "minGbps", "maxGbps", "batches",
+        "stallMillis", "ceilingRatio", "checksum", "cache"})
+    private record Line(String setting, String path, String taken, double gbps, double minGbps, double maxGbps,
+                        long batches, double stallMillis, double ceilingRatio, String checksum, String cache) {
+    }
+
+    private static List<Line> lines(String setting, BenchReport r) {
+        List<Line> out = new ArrayList<>();
+        out.add(new Line(setting, "raw O_DIRECT read", r.ceilingDirect() ? "O_DIRECT" : "buffered", r.ceilingGbps(),
+                r.ceilingGbps(), r.ceilingGbps(), 0, 0, 1.0, "-", r.ceilingCold() ? "cold" : "warm"));
+        for (BenchRow row : r.rows()) {
+            out.add(new Line(setting, row.requested().name(), row.taken().name(), row.gbps(), row.minGbps(), row.maxGbps(),
+                    row.batches(), row.stallMillis(), row.ceilingRatio(), row.checksum(), row.cold() ? "cold" : "warm"));
+        }
+        return out;
+    }
+
+    /**
+     * Writes {@code bench.json}, {@code bench.csv}, {@code bench.md} and {@code bench.png} (GB/s by path) into
+     * {@code dir}.
+     *
+     * @param report the run's report
+     * @param command the command line that produced it, recorded in the JSON and Markdown
+     * @param dir output directory (created if missing)
+     * @return the files written
+     * @throws IOException if a file cannot be written
+     */
+    public static List<Path> write(BenchReport report, String command, Path dir) throws IOException {
+        return write("bench", "GB/s by path", "setting", Map.of("default", report), command, dir);
+    }
+
+    /**
+     * Writes a sweep: one report per value of a swept setting. Files {@code NAME.json|csv|md|png}; the plot
+     * has GB/s against the setting, one series per path plus the ceiling.
+     *
+     * @param name file name stem
+     * @param title plot title
+     * @param xLabel name and unit of the swept setting, e.g. "I/O size (KiB)"
+     * @param reports report per value, in sweep order (keys are the values as text, numeric for the plot)
+     * @param command the command line, recorded
+     * @param dir output directory
+     * @return the files written
+     * @throws IOException if a file cannot be written
+     */
+    public static List<Path> write(String name, String title, String xLabel, Map<String, BenchReport> reports, String command,
+                                   Path dir) throws IOException {
+        Files.createDirectories(dir);
+        List<Line> all = new ArrayList<>();
+        reports.forEach((k, r) -> all.addAll(lines(k, r)));
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("command", command);
+        json.put("date", Instant.now().toString());
+        json.put("host", host());
+        json.put("swept", xLabel);
+        json.put("reports", reports);
+        Path j = dir.resolve(name + ".json");
+        JSON.writeValue(j.toFile(), json);
+        Path c = dir.resolve(name + ".csv");
+        CsvMapper csv = new CsvMapper();
+        CsvSchema schema = csv.schemaFor(Line.class).withHeader();
+        csv.writer(schema).writeValue(c.toFile(), all);
+        Path m = dir.resolve(name + ".md");
+        Files.writeString(m, markdown(title, xLabel, all, command, reports));
+        Path p = dir.resolve(name + ".png");
+        if (reports.size() == 1) {
+            barChart(title, reports.values().iterator().next(), p);
+        } else {
+            lineChart(title, xLabel, reports, p);
+        }
+        return List.of(j, c, m, p);
+    }
+
+    private static String host() {
+        return System.getProperty("os.name") + " " + System.getProperty("os.arch") + ", "
+                + Runtime.getRuntime().availableProcessors() + " cores, Java " + Runtime.version();
+    }
+
+    private static String markdown(String title, String xLabel, List<Line> all, String command, Map<String, BenchReport> reports) {
+        StringBuilder sb = new StringBuilder("## ").append(title).append("\n\n`").append(command).append("`, ")
+                .append(Instant.now()).append(", ").append(host()).append("\n\n");
+        sb.append("| ").append(reports.size() > 1 ? xLabel + " | " : "")
+                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache |\n");
+        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+        for (Line l : all) {
+            sb.append("| ").append(reports.size() > 1 ? l.setting() + " | " : "").append(l.path()).append(" | ").append(l.taken())
+                    .append(String.format(Locale.ROOT, " | %.3f | %.3f-%.3f | %d | %.1f | %.2f | ", l.gbps(), l.minGbps(),
+                            l.maxGbps(), l.batches(), l.stallMillis(), l.ceilingRatio()))
+                    .append(l.checksum()).append(" | ").append(l.cache()).append(" |\n");
+        }
+        return sb.toString();
+    }
+
+    private static void barChart(String title, BenchReport r, Path png) throws IOException {
+        CategoryChart chart = new CategoryChartBuilder().width(800).height(500).title(title)
+                .xAxisTitle("path").yAxisTitle("throughput (GB/s, 1e9 bytes/s)").build();
+        chart.getStyler().setLegendVisible(false);
+        List<String> names = new ArrayList<>();
+        List<Double> values = new ArrayList<>();
+        names.add("raw O_DIRECT");
+        values.add(r.ceilingGbps());
+        for (BenchRow row : r.rows()) {
+            names.add(row.requested() + " (" + row.taken() + ")");
+            values.add(row.gbps());
+        }
+        chart.addSeries("GB/s", names, values);
+        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static void lineChart(String title, String xLabel, Map<String, BenchReport> reports, Path png) throws IOException {
+        XYChart chart = new XYChartBuilder().width(800).height(500).title(title).xAxisTitle(xLabel)
+                .yAxisTitle("throughput (GB/s, 1e9 bytes/s)").build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setXAxisLogarithmic(xLabel.contains("KiB")); // sizes span decades
+        List<Double> xs = new ArrayList<>();
+        reports.keySet().forEach(k -> xs.add(Double.parseDouble(k)));
+        Map<String, List<Double>> series = new LinkedHashMap<>();
+        series.put("raw O_DIRECT", new ArrayList<>());
+        for (BenchReport r : reports.values()) {
+            series.get("raw O_DIRECT").add(r.ceilingGbps());
+            for (BenchRow row : r.rows()) {
+                series.computeIfAbsent(row.requested() + " (" + row.taken() + ")", k -> new ArrayList<>()).add(row.gbps());
+            }
+        }
+        series.forEach((n, ys) -> {
+            if (ys.size() == xs.size()) {
+                chart.addSeries(n, xs, ys);
+            }
+        });
+        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+}

@@ -1,0 +1,106 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.BenchConfig;
+import dev.gdsloader.bench.BenchReport;
+import dev.gdsloader.bench.BenchRunner;
+import dev.gdsloader.bench.ReportWriter;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader sweep}: the bench at several values of one setting, with a plot of GB/s against it.
+ */
+@Command(name = "sweep", mixinStandardHelpOptions = true,
+        description = "Run the bench (every path plus the raw O_DIRECT ceiling, same run) at each value of one setting: "
+                + "io-size, threads or depth; print a row per value and path, and write sweep-SETTING.json/csv/md/png.")
+final class SweepCommand implements Callable<Integer> {
+    /** The settings a sweep can vary. */
+    enum Setting { IO_SIZE, THREADS, DEPTH }
+
+    @Parameters(arity = "1", description = "dataset directory")
+    Path data;
+
+    @Option(names = "--vary", required = true, description = "io-size, threads or depth", converter = SettingConverter.class)
+    Setting vary;
+
+    @Option(names = "--values", required = true, split = ",",
+            description = "values: sizes like 64KiB,1MiB,8MiB for io-size; counts for threads and depth")
+    List<String> values;
+
+    @Option(names = "--paths", split = ",", description = "paths to run (default: all available)")
+    List<ReadPath> paths = List.of();
+
+    @Option(names = "--threads", defaultValue = "4", description = "I/O threads when not swept (default: ${DEFAULT-VALUE})")
+    int threads;
+
+    @Option(names = "--io-size", defaultValue = "8MiB", converter = ByteSize.class,
+            description = "largest read when not swept (default: ${DEFAULT-VALUE})")
+    long ioSize;
+
+    @Option(names = "--depth", defaultValue = "4", description = "prefetch depth when not swept (default: ${DEFAULT-VALUE})")
+    int depth;
+
+    @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
+            description = "target bytes per batch (default: ${DEFAULT-VALUE})")
+    long batchBytes;
+
+    @Option(names = "--rounds", defaultValue = "1", description = "rounds per value (default: ${DEFAULT-VALUE})")
+    int rounds;
+
+    @Option(names = "--drop-caches", description = "drop the page cache before each measurement (root)")
+    boolean dropCaches;
+
+    @Option(names = "--out", defaultValue = ".", description = "directory for the report files (default: ${DEFAULT-VALUE})")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, BenchReport> reports = new LinkedHashMap<>();
+        ByteSize sizes = new ByteSize();
+        boolean ok = true;
+        for (String v : values) {
+            long io = vary == Setting.IO_SIZE ? sizes.convert(v) : ioSize;
+            int t = vary == Setting.THREADS ? Integer.parseInt(v.trim()) : threads;
+            int d = vary == Setting.DEPTH ? Integer.parseInt(v.trim()) : depth;
+            BenchConfig config = new BenchConfig(data, paths, batchBytes, t, io, d, dropCaches, true, rounds, true);
+            System.out.println("=== " + label() + " = " + v);
+            BenchReport r = BenchRunner.run(config, new TerminalProgress(label() + " " + v));
+            r.print(System.out);
+            ok &= r.allChecksumsOk();
+            String x = vary == Setting.IO_SIZE ? String.format(Locale.ROOT, "%d", io / 1024) : v.trim();
+            reports.put(x, r);
+        }
+        String command = "gdsloader sweep " + data + " --vary " + label() + " --values " + String.join(",", values);
+        String axis = switch (vary) {
+            case IO_SIZE -> "largest read (KiB)";
+            case THREADS -> "I/O threads";
+            case DEPTH -> "prefetch depth (slots)";
+        };
+        System.out.println("wrote " + ReportWriter.write("sweep-" + label(), "GB/s against " + axis, axis, reports, command, out));
+        return ok ? 0 : 1;
+    }
+
+    private String label() {
+        return vary.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** Accepts io-size, threads, depth (any case, - or _). */
+    static final class SettingConverter implements picocli.CommandLine.ITypeConverter<Setting> {
+        @Override
+        public Setting convert(String value) {
+            try {
+                return Setting.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.TypeConversionException("'" + value + "' is not io-size, threads or depth");
+            }
+        }
+    }
+}
