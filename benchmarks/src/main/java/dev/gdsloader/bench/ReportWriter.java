@@ -95,12 +95,52 @@ public final class ReportWriter {
         Path m = dir.resolve(name + ".md");
         Files.writeString(m, markdown(title, xLabel, all, command, reports));
         Path p = dir.resolve(name + ".png");
-        if (reports.size() == 1) {
-            barChart(title, reports.values().iterator().next(), p);
-        } else {
-            lineChart(title, xLabel, reports, p);
+        if (!plot(title, xLabel, reports, p)) {
+            return List.of(j, c, m);
         }
         return List.of(j, c, m, p);
+    }
+
+    /**
+     * Draws the plot of a JSON report written by {@link #write}, next to it ({@code NAME.png}): for machines
+     * whose Java runtime has no {@code java.desktop} (the GPU machine's), plots are drawn afterwards elsewhere.
+     *
+     * @param json a {@code NAME.json} written by this class
+     * @return the PNG written
+     * @throws IOException if the JSON cannot be read or the PNG written
+     */
+    public static Path plot(Path json) throws IOException {
+        com.fasterxml.jackson.databind.JsonNode root = JSON.readTree(json.toFile());
+        Map<String, BenchReport> reports = new LinkedHashMap<>();
+        var fields = root.get("reports").properties();
+        for (var e : fields) {
+            reports.put(e.getKey(), JSON.treeToValue(e.getValue(), BenchReport.class));
+        }
+        String xLabel = root.path("swept").asText("setting");
+        String file = json.getFileName().toString().replaceFirst("\\.json$", "");
+        Path png = json.resolveSibling(file + ".png");
+        String title = reports.size() == 1 ? "GB/s by path (" + root.path("command").asText() + ")" : "GB/s against " + xLabel;
+        if (!plot(title, xLabel, reports, png)) {
+            throw new IOException("this Java runtime has no java.desktop module (AWT), which the plotting library needs");
+        }
+        return png;
+    }
+
+    /** @return false where the runtime has no AWT (a jlinked runtime without java.desktop) */
+    private static boolean plot(String title, String xLabel, Map<String, BenchReport> reports, Path png) throws IOException {
+        try {
+            if (reports.size() == 1) {
+                barChart(title, reports.values().iterator().next(), png);
+            } else {
+                lineChart(title, xLabel, reports, png);
+            }
+            return true;
+        } catch (NoClassDefFoundError e) {
+            System.err.println("no plot: this Java runtime lacks java.desktop (" + e.getMessage()
+                    + "); draw it elsewhere with: gdsloader plot " + png.resolveSibling(
+                    png.getFileName().toString().replaceFirst("\\.png$", ".json")));
+            return false;
+        }
     }
 
     private static String host() {

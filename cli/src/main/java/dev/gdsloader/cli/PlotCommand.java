@@ -1,0 +1,26 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.ReportWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader plot}: draws the PNG of saved JSON reports.
+ */
+@Command(name = "plot", mixinStandardHelpOptions = true,
+        description = "Draw NAME.png next to each NAME.json written by bench --out or sweep (for runs on machines without AWT).")
+final class PlotCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", description = "JSON reports")
+    List<Path> reports;
+
+    @Override
+    public Integer call() throws Exception {
+        for (Path r : reports) {
+            System.out.println("wrote " + ReportWriter.plot(r));
+        }
+        return 0;
+    }
+}
