@@ -57,7 +57,8 @@ public final class BenchRunner {
         List<String> notes = new ArrayList<>();
         List<ReadPath> paths = choosePaths(config, dataset, notes);
 
-        log.start((config.verify() ? 1 : 0) + (config.rounds() + 1) + config.rounds() * paths.size());
+        log.start((config.verify() ? 1 : 0) + (config.rounds() + 1) + config.rounds() * paths.size()
+                + (Cuda.availability().available() ? 1 : 0));
         long[][] expected = null;
         if (config.verify()) {
             log.step("computing expected CRC32C of every batch from the files");
@@ -98,6 +99,17 @@ public final class BenchRunner {
         List<BenchRow> rows = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) {
             rows.add(row(paths.get(i), byPath.get(i), roundCeiling));
+        }
+        if (Cuda.availability().available()) {
+            log.step("measuring the host-to-device copy ceilings and the naive baseline");
+            CopyCeilings.Result copies = CopyCeilings.measure();
+            if (config.dropCaches()) {
+                PageCache.drop();
+            }
+            double naive = NaiveBaseline.gigabytesPerSecond(dataset, batchRecords);
+            notes.add(String.format(java.util.Locale.ROOT, "host-to-device copy ceilings: pinned %.1f GB/s, pageable %.1f GB/s; "
+                    + "naive baseline (buffered read into a Java byte[], synchronous cudaMemcpy, %s): %.3f GB/s",
+                    copies.pinnedGbps(), copies.pageableGbps(), config.dropCaches() ? "cold" : "warm", naive));
         }
         return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
                 first.direct(), cold, rows, notes);
