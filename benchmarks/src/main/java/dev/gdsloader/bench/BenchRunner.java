@@ -96,13 +96,11 @@ public final class BenchRunner {
         notes.add("raw O_DIRECT ceiling measurements, GB/s: " + java.util.Arrays.stream(ceilings)
                 .mapToObj(c -> String.format(java.util.Locale.ROOT, "%.3f", c)).toList()
                 + " (before and after each round; a round's ceiling is the faster of its two)");
-        List<BenchRow> rows = new ArrayList<>();
-        for (int i = 0; i < paths.size(); i++) {
-            rows.add(row(paths.get(i), byPath.get(i), roundCeiling));
-        }
+        double pinned = 0;
         if (Cuda.availability().available()) {
             log.step("measuring the host-to-device copy ceilings and the naive baseline");
             CopyCeilings.Result copies = CopyCeilings.measure();
+            pinned = copies.pinnedGbps();
             if (config.dropCaches()) {
                 PageCache.drop();
             }
@@ -110,6 +108,17 @@ public final class BenchRunner {
             notes.add(String.format(java.util.Locale.ROOT, "host-to-device copy ceilings: pinned %.1f GB/s, pageable %.1f GB/s; "
                     + "naive baseline (buffered read into a Java byte[], synchronous cudaMemcpy, %s): %.3f GB/s",
                     copies.pinnedGbps(), copies.pageableGbps(), config.dropCaches() ? "cold" : "warm", naive));
+            notes.add("x ceiling of a device path: over the lower of the raw read and the pinned host-to-device copy");
+        }
+        List<BenchRow> rows = new ArrayList<>();
+        for (int i = 0; i < paths.size(); i++) {
+            double[] relevant = roundCeiling.clone();
+            if (pinned > 0 && paths.get(i) != ReadPath.HOST) {
+                for (int r = 0; r < relevant.length; r++) {
+                    relevant[r] = Math.min(relevant[r], pinned);
+                }
+            }
+            rows.add(row(paths.get(i), byPath.get(i), relevant));
         }
         return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
                 first.direct(), cold, rows, notes);
