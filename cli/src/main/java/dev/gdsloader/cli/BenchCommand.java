@@ -4,12 +4,10 @@ import dev.gdsloader.bench.BenchConfig;
 import dev.gdsloader.bench.BenchReport;
 import dev.gdsloader.bench.BenchRunner;
 import dev.gdsloader.bench.SyntheticDataset;
-import dev.gdsloader.loader.ReadPath;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
-import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -29,9 +27,6 @@ final class BenchCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", description = "dataset directory of .npy shards (default: generated)")
     Path data;
 
-    @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
-    List<ReadPath> paths = List.of();
-
     @Option(names = "--size", defaultValue = "1GiB", converter = ByteSize.class,
             description = "size of the generated dataset when DATA is not given (default: ${DEFAULT-VALUE})")
     long size;
@@ -39,38 +34,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--work-dir", description = "where to generate the dataset (default: java.io.tmpdir)")
     Path workDir;
 
-    @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
-            description = "target bytes per batch (default: ${DEFAULT-VALUE})")
-    long batchBytes;
-
-    @Option(names = "--threads", defaultValue = "4", description = "I/O threads (default: ${DEFAULT-VALUE})")
-    int threads;
-
-    @Option(names = "--io-size", defaultValue = "8MiB", converter = ByteSize.class,
-            description = "largest single read (default: ${DEFAULT-VALUE})")
-    long ioSize;
-
-    @Option(names = "--depth", defaultValue = "4", description = "prefetch depth, slots (default: ${DEFAULT-VALUE})")
-    int depth;
-
-    @Option(names = "--drop-caches", description = "drop the page cache before the ceiling and each path (root)")
-    boolean dropCaches;
-
-    @Option(names = "--rounds", defaultValue = "1",
-            description = "run every path this many times, rotating their order; medians are reported (default: ${DEFAULT-VALUE})")
-    int rounds;
+    @picocli.CommandLine.Mixin
+    BenchOptions options = new BenchOptions();
 
     @Option(names = "--out", description = "also write bench.json, bench.csv, bench.md and bench.png (GB/s by path) here")
     Path out;
 
     @Option(names = "--quick", description = "a small run (128 MiB generated, 16 MiB batches) that ends in well under a minute without a GPU")
     boolean quick;
-
-    @Option(names = "--no-direct", description = "staged paths read buffered (page cache) instead of O_DIRECT")
-    boolean noDirect;
-
-    @Option(names = "--no-verify", description = "skip checking every batch against the CRC32C of its file bytes")
-    boolean noVerify;
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -79,11 +50,10 @@ final class BenchCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         if (quick) {
             size = Math.min(size, 128L << 20);
-            batchBytes = Math.min(batchBytes, 16L << 20);
-            rounds = 1;
+            options.batchBytes = Math.min(options.batchBytes, 16L << 20);
+            options.rounds = 1;
         }
-        BenchConfig config = new BenchConfig(data != null ? data : Path.of("."), paths, batchBytes, threads, ioSize, depth,
-                dropCaches, !noVerify, rounds, !noDirect); // validates the options before anything is written
+        BenchConfig config = options.config(data != null ? data : Path.of(".")); // validates the options before anything is written
         if (data != null) {
             return report(config);
         }
@@ -97,7 +67,7 @@ final class BenchCommand implements Callable<Integer> {
         try {
             System.out.println("generating " + ByteSize.format(size) + " of synthetic .npy shards in " + generated + " ...");
             SyntheticDataset.generate(generated, size, 8, 150528, 42);
-            return report(new BenchConfig(generated, paths, batchBytes, threads, ioSize, depth, dropCaches, !noVerify, rounds, !noDirect));
+            return report(options.config(generated));
         } finally {
             deleteQuietly(generated);
             Runtime.getRuntime().removeShutdownHook(cleanup);

@@ -4,7 +4,6 @@ import dev.gdsloader.bench.BenchConfig;
 import dev.gdsloader.bench.BenchReport;
 import dev.gdsloader.bench.BenchRunner;
 import dev.gdsloader.bench.ReportWriter;
-import dev.gdsloader.loader.ReadPath;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,28 +34,8 @@ final class SweepCommand implements Callable<Integer> {
             description = "values: sizes like 64KiB,1MiB,8MiB for io-size; counts for threads and depth")
     List<String> values;
 
-    @Option(names = "--paths", split = ",", description = "paths to run (default: all available)")
-    List<ReadPath> paths = List.of();
-
-    @Option(names = "--threads", defaultValue = "4", description = "I/O threads when not swept (default: ${DEFAULT-VALUE})")
-    int threads;
-
-    @Option(names = "--io-size", defaultValue = "8MiB", converter = ByteSize.class,
-            description = "largest read when not swept (default: ${DEFAULT-VALUE})")
-    long ioSize;
-
-    @Option(names = "--depth", defaultValue = "4", description = "prefetch depth when not swept (default: ${DEFAULT-VALUE})")
-    int depth;
-
-    @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
-            description = "target bytes per batch (default: ${DEFAULT-VALUE})")
-    long batchBytes;
-
-    @Option(names = "--rounds", defaultValue = "1", description = "rounds per value (default: ${DEFAULT-VALUE})")
-    int rounds;
-
-    @Option(names = "--drop-caches", description = "drop the page cache before each measurement (root)")
-    boolean dropCaches;
+    @picocli.CommandLine.Mixin
+    BenchOptions options = new BenchOptions();
 
     @Option(names = "--out", defaultValue = ".", description = "directory for the report files (default: ${DEFAULT-VALUE})")
     Path out;
@@ -67,10 +46,10 @@ final class SweepCommand implements Callable<Integer> {
         ByteSize sizes = new ByteSize();
         boolean ok = true;
         for (String v : values) {
-            long io = vary == Setting.IO_SIZE ? sizes.convert(v) : ioSize;
-            int t = vary == Setting.THREADS ? Integer.parseInt(v.trim()) : threads;
-            int d = vary == Setting.DEPTH ? Integer.parseInt(v.trim()) : depth;
-            BenchConfig config = new BenchConfig(data, paths, batchBytes, t, io, d, dropCaches, true, rounds, true);
+            long io = vary == Setting.IO_SIZE ? sizes.convert(v) : options.ioSize;
+            int t = vary == Setting.THREADS ? Integer.parseInt(v.trim()) : options.threads;
+            int d = vary == Setting.DEPTH ? Integer.parseInt(v.trim()) : options.depth;
+            BenchConfig config = options.config(data, t, io, d);
             System.out.println("=== " + label() + " = " + v);
             BenchReport r = BenchRunner.run(config, new TerminalProgress(label() + " " + v));
             r.print(System.out);

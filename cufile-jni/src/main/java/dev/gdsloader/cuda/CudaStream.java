@@ -33,8 +33,8 @@ public final class CudaStream extends NativeResource {
     }
 
     /**
-     * Enqueues a host-to-device copy ({@code cudaMemcpyAsync}); returns before the copy is done.
-     * The pinned source must stay untouched until the copy completes (record an event after it).
+     * Enqueues a host-to-device copy; returns before the copy is done. The pinned source must stay untouched
+     * until the copy completes (record an event after it).
      *
      * @param dst device buffer
      * @param dstOffset byte offset in {@code dst}
@@ -45,21 +45,11 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyToDevice(DeviceBuffer dst, long dstOffset, PinnedBuffer src, long srcOffset, long bytes) {
-        checkRange(dstOffset, bytes, dst.size(), "device");
-        checkRange(srcOffset, bytes, src.size(), "pinned");
-        if (DriverCopies.available() && bytes > 0) {
-            checkOpen();
-            int rc = DriverCopies.hostToDevice(dst.address() + dstOffset, src.address() + srcOffset, bytes, stream.address());
-            if (rc != 0) {
-                throw new CudaException("cuMemcpyHtoDAsync(" + bytes + " bytes)", rc, jcuda.driver.CUresult.stringFor(rc));
-            }
-            return;
-        }
-        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyHostToDevice, "host to device");
+        copy(dst, dstOffset, src, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyHostToDevice);
     }
 
     /**
-     * Enqueues a device-to-host copy ({@code cudaMemcpyAsync}).
+     * Enqueues a device-to-host copy.
      *
      * @param dst pinned host buffer
      * @param dstOffset byte offset in {@code dst}
@@ -70,17 +60,7 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyToHost(PinnedBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
-        checkRange(dstOffset, bytes, dst.size(), "pinned");
-        checkRange(srcOffset, bytes, src.size(), "device");
-        if (DriverCopies.available() && bytes > 0) {
-            checkOpen();
-            int rc = DriverCopies.deviceToHost(dst.address() + dstOffset, src.address() + srcOffset, bytes, stream.address());
-            if (rc != 0) {
-                throw new CudaException("cuMemcpyDtoHAsync(" + bytes + " bytes)", rc, jcuda.driver.CUresult.stringFor(rc));
-            }
-            return;
-        }
-        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToHost, "device to host");
+        copy(dst, dstOffset, src, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToHost);
     }
 
     /**
@@ -95,20 +75,36 @@ public final class CudaStream extends NativeResource {
      * @throws CudaException on a CUDA error
      */
     public void copyDeviceToDevice(DeviceBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
-        checkRange(dstOffset, bytes, dst.size(), "device");
-        checkRange(srcOffset, bytes, src.size(), "device");
-        copy(dst::pointer, dstOffset, src::pointer, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToDevice, "device to device");
+        copy(dst, dstOffset, src, srcOffset, bytes, cudaMemcpyKind.cudaMemcpyDeviceToDevice);
     }
 
-    private void copy(java.util.function.LongFunction<jcuda.Pointer> dst, long dstOffset,
-                      java.util.function.LongFunction<jcuda.Pointer> src, long srcOffset, long bytes, int kind, String what) {
+    /**
+     * The one copy routine: bounds checks, then the driver API with raw addresses for host-device copies
+     * where it is available (no allocation), else {@code cudaMemcpyAsync} through JCuda; the message is
+     * built only on failure.
+     */
+    private void copy(CopyEndpoint dst, long dstOffset, CopyEndpoint src, long srcOffset, long bytes, int kind) {
         checkOpen();
+        checkRange(dstOffset, bytes, dst.size(), dst.kindName());
+        checkRange(srcOffset, bytes, src.size(), src.kindName());
         if (bytes == 0) {
             return;
         }
-        int rc = JCuda.cudaMemcpyAsync(dst.apply(dstOffset), src.apply(srcOffset), bytes, kind, stream);
-        if (rc != jcuda.runtime.cudaError.cudaSuccess) { // message built only on failure: this is the hot path
-            Cuda.check(rc, "cudaMemcpyAsync(" + what + ", " + bytes + " bytes)");
+        int rc;
+        if (kind != cudaMemcpyKind.cudaMemcpyDeviceToDevice && DriverCopies.available()) {
+            long d = dst.address() + dstOffset;
+            long sa = src.address() + srcOffset;
+            rc = kind == cudaMemcpyKind.cudaMemcpyHostToDevice ? DriverCopies.hostToDevice(d, sa, bytes, stream.address())
+                    : DriverCopies.deviceToHost(d, sa, bytes, stream.address());
+            if (rc != 0) {
+                throw new CudaException("cuMemcpyAsync(" + src.kindName() + " to " + dst.kindName() + ", " + bytes + " bytes)",
+                        rc, jcuda.driver.CUresult.stringFor(rc));
+            }
+            return;
+        }
+        rc = JCuda.cudaMemcpyAsync(dst.pointer(dstOffset), src.pointer(srcOffset), bytes, kind, stream);
+        if (rc != jcuda.runtime.cudaError.cudaSuccess) {
+            Cuda.check(rc, "cudaMemcpyAsync(" + src.kindName() + " to " + dst.kindName() + ", " + bytes + " bytes)");
         }
     }
 
@@ -138,6 +134,21 @@ public final class CudaStream extends NativeResource {
     public long address() {
         checkOpen();
         return stream.address();
+    }
+
+    /** What a copy reads from or writes to: device memory or pinned host memory. */
+    interface CopyEndpoint {
+        /** @return the address of byte 0 */
+        long address();
+
+        /** @return size in bytes */
+        long size();
+
+        /** @return a JCuda pointer to byte {@code offset} */
+        jcuda.Pointer pointer(long offset);
+
+        /** @return "device" or "pinned", for messages */
+        String kindName();
     }
 
     private static void checkRange(long offset, long bytes, long size, String what) {

@@ -9,7 +9,7 @@ import jcuda.runtime.JCuda;
  * <p>Owned by whoever allocated it. Thread-safe for reading its address; the memory contents are not
  * synchronised: order accesses with streams and events.
  */
-public final class DeviceBuffer extends NativeResource {
+public final class DeviceBuffer extends NativeResource implements CudaStream.CopyEndpoint {
     private final NativeAddress.AddressPointer pointer;
     private final long address;
     private final long size;
@@ -81,6 +81,12 @@ public final class DeviceBuffer extends NativeResource {
     public void fill(int value) {
         checkOpen();
         Cuda.check(JCuda.cudaMemset(pointer, value, size), "cudaMemset(" + size + " bytes)");
+    }
+
+    /** @return "device" */
+    @Override
+    public String kindName() {
+        return "device";
     }
 
     @Override

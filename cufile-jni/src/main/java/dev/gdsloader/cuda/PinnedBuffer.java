@@ -13,7 +13,7 @@ import jcuda.runtime.JCuda;
  *
  * <p>Owned by whoever allocated it. Not synchronised: order accesses with streams and events.
  */
-public final class PinnedBuffer extends NativeResource {
+public final class PinnedBuffer extends NativeResource implements CudaStream.CopyEndpoint {
     private final NativeAddress.AddressPointer pointer;
     private final long size;
     private final MemorySegment segment;
@@ -76,6 +76,12 @@ public final class PinnedBuffer extends NativeResource {
             throw new IndexOutOfBoundsException("offset " + offset + " outside pinned buffer of " + size + " bytes");
         }
         return pointer.withByteOffset(offset);
+    }
+
+    /** @return "pinned" */
+    @Override
+    public String kindName() {
+        return "pinned";
     }
 
     @Override

@@ -1,0 +1,63 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.bench.BenchConfig;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Path;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/**
+ * The options every benchmark run shares (picocli mixin of {@code bench} and {@code sweep}), and the
+ * {@link BenchConfig} they make.
+ */
+final class BenchOptions {
+    @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
+    List<ReadPath> paths = List.of();
+
+    @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
+            description = "target bytes per batch (default: ${DEFAULT-VALUE})")
+    long batchBytes;
+
+    @Option(names = "--threads", defaultValue = "4", description = "I/O threads (default: ${DEFAULT-VALUE})")
+    int threads;
+
+    @Option(names = "--io-size", defaultValue = "8MiB", converter = ByteSize.class,
+            description = "largest single read (default: ${DEFAULT-VALUE})")
+    long ioSize;
+
+    @Option(names = "--depth", defaultValue = "4", description = "prefetch depth, slots; 1 = no overlap (default: ${DEFAULT-VALUE})")
+    int depth;
+
+    @Option(names = "--drop-caches", description = "drop the page cache before the ceiling and each path (root)")
+    boolean dropCaches;
+
+    @Option(names = "--rounds", defaultValue = "1",
+            description = "run every path this many times, rotating their order; medians are reported (default: ${DEFAULT-VALUE})")
+    int rounds;
+
+    @Option(names = "--no-direct", description = "staged paths read buffered (page cache) instead of O_DIRECT")
+    boolean noDirect;
+
+    @Option(names = "--no-verify", description = "skip checking every batch against the CRC32C of its file bytes")
+    boolean noVerify;
+
+    /**
+     * @param data the dataset
+     * @return the run these options describe
+     * @throws IllegalArgumentException naming the first invalid option
+     */
+    BenchConfig config(Path data) {
+        return config(data, threads, ioSize, depth);
+    }
+
+    /**
+     * @param data the dataset
+     * @param t I/O threads
+     * @param io largest read, bytes
+     * @param d prefetch depth
+     * @return the run these options describe, with threads, read size and depth given (a sweep varies them)
+     */
+    BenchConfig config(Path data, int t, long io, int d) {
+        return new BenchConfig(data, paths, batchBytes, t, io, d, dropCaches, !noVerify, rounds, !noDirect);
+    }
+}
