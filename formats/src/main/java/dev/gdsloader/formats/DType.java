@@ -13,41 +13,74 @@ import java.util.stream.Collectors;
  * {@code '='} native), a kind character ({@code b} bool, {@code i} signed integer, {@code u}
  * unsigned integer, {@code f} IEEE 754 float) and the item size in bytes.
  *
+ * <p>{@link #BFLOAT16}, {@link #FLOAT8_E4M3} and {@link #FLOAT8_E5M2} have no NumPy descr (NumPy
+ * has no such types): {@link #numpyDescr()} refuses them and {@link #fromNumpyDescr} never
+ * returns them; they are stored in safetensors and raw shards only.
+ *
+ * <p>The safetensors names ({@link #safetensorsName()}) are those of the {@code Dtype} enum of
+ * the reference implementation, https://github.com/huggingface/safetensors
+ * ({@code safetensors/src/tensor.rs}), as they appear in the {@code "dtype"} field of a
+ * safetensors header; the raw-shard sidecar and the dataset manifest use the same names.
+ *
  * <p>Enum constants are immutable and thread-safe.
  */
 public enum DType {
-    /** NumPy {@code bool}: one byte, 0 or 1. Descr {@code '|b1'}. */
-    BOOL(1, 'b'),
-    /** Signed 8-bit integer. Descr {@code '|i1'}. */
-    INT8(1, 'i'),
-    /** Unsigned 8-bit integer. Descr {@code '|u1'}. */
-    UINT8(1, 'u'),
-    /** Signed 16-bit integer, little-endian. Descr {@code '<i2'}. */
-    INT16(2, 'i'),
-    /** Unsigned 16-bit integer, little-endian. Descr {@code '<u2'}. */
-    UINT16(2, 'u'),
-    /** Signed 32-bit integer, little-endian. Descr {@code '<i4'}. */
-    INT32(4, 'i'),
-    /** Unsigned 32-bit integer, little-endian. Descr {@code '<u4'}. */
-    UINT32(4, 'u'),
-    /** Signed 64-bit integer, little-endian. Descr {@code '<i8'}. */
-    INT64(8, 'i'),
-    /** Unsigned 64-bit integer, little-endian. Descr {@code '<u8'}. */
-    UINT64(8, 'u'),
-    /** IEEE 754 binary16 half-precision float, little-endian. Descr {@code '<f2'}. */
-    FLOAT16(2, 'f'),
-    /** IEEE 754 binary32 float, little-endian. Descr {@code '<f4'}. */
-    FLOAT32(4, 'f'),
-    /** IEEE 754 binary64 float, little-endian. Descr {@code '<f8'}. */
-    FLOAT64(8, 'f');
+    /** NumPy {@code bool}: one byte, 0 or 1. Descr {@code '|b1'}, safetensors {@code BOOL}. */
+    BOOL(1, 'b', "BOOL"),
+    /** Signed 8-bit integer. Descr {@code '|i1'}, safetensors {@code I8}. */
+    INT8(1, 'i', "I8"),
+    /** Unsigned 8-bit integer. Descr {@code '|u1'}, safetensors {@code U8}. */
+    UINT8(1, 'u', "U8"),
+    /** Signed 16-bit integer, little-endian. Descr {@code '<i2'}, safetensors {@code I16}. */
+    INT16(2, 'i', "I16"),
+    /** Unsigned 16-bit integer, little-endian. Descr {@code '<u2'}, safetensors {@code U16}. */
+    UINT16(2, 'u', "U16"),
+    /** Signed 32-bit integer, little-endian. Descr {@code '<i4'}, safetensors {@code I32}. */
+    INT32(4, 'i', "I32"),
+    /** Unsigned 32-bit integer, little-endian. Descr {@code '<u4'}, safetensors {@code U32}. */
+    UINT32(4, 'u', "U32"),
+    /** Signed 64-bit integer, little-endian. Descr {@code '<i8'}, safetensors {@code I64}. */
+    INT64(8, 'i', "I64"),
+    /** Unsigned 64-bit integer, little-endian. Descr {@code '<u8'}, safetensors {@code U64}. */
+    UINT64(8, 'u', "U64"),
+    /**
+     * IEEE 754 binary16 half-precision float, little-endian. Descr {@code '<f2'}, safetensors
+     * {@code F16}.
+     */
+    FLOAT16(2, 'f', "F16"),
+    /** IEEE 754 binary32 float, little-endian. Descr {@code '<f4'}, safetensors {@code F32}. */
+    FLOAT32(4, 'f', "F32"),
+    /** IEEE 754 binary64 float, little-endian. Descr {@code '<f8'}, safetensors {@code F64}. */
+    FLOAT64(8, 'f', "F64"),
+    /**
+     * bfloat16 (the upper 16 bits of an IEEE 754 binary32: 1 sign, 8 exponent, 7 mantissa bits),
+     * little-endian. No NumPy descr; safetensors {@code BF16}.
+     */
+    BFLOAT16(2, '\0', "BF16"),
+    /**
+     * 8-bit float with 4 exponent and 3 mantissa bits (the OCP FP8 E4M3 format, PyTorch
+     * {@code float8_e4m3fn}). No NumPy descr; safetensors {@code F8_E4M3}.
+     */
+    FLOAT8_E4M3(1, '\0', "F8_E4M3"),
+    /**
+     * 8-bit float with 5 exponent and 2 mantissa bits (the OCP FP8 E5M2 format, PyTorch
+     * {@code float8_e5m2}). No NumPy descr; safetensors {@code F8_E5M2}.
+     */
+    FLOAT8_E5M2(1, '\0', "F8_E5M2");
 
     private final int itemSize;
+    /** NumPy kind character, or {@link #NO_NUMPY_KIND} for types NumPy does not have. */
     private final char kind;
+    private final String safetensorsName;
 
-    DType(int itemSize, char kind) {
+    DType(int itemSize, char kind, String safetensorsName) {
         this.itemSize = itemSize;
         this.kind = kind;
+        this.safetensorsName = safetensorsName;
     }
+
+    /** The kind of the types without a NumPy descr (written as {@code '\0'} in the constants). */
+    private static final char NO_NUMPY_KIND = '\0';
 
     /**
      * Returns the size of one element.
@@ -63,9 +96,72 @@ public enum DType {
      *
      * @return {@code '|'} + kind + size for 1-byte types (e.g. {@code "|u1"}), otherwise
      *     {@code '<'} + kind + size (e.g. {@code "<f4"})
+     * @throws UnsupportedOperationException for {@link #BFLOAT16}, {@link #FLOAT8_E4M3} and
+     *     {@link #FLOAT8_E5M2}, which NumPy does not have (the message names the type); see
+     *     {@link #hasNumpyDescr()}
      */
     public String numpyDescr() {
+        if (!hasNumpyDescr()) {
+            throw new UnsupportedOperationException(name() + " (safetensors " + safetensorsName
+                    + ") has no NumPy descr: NumPy has no such type, so it cannot be stored in a"
+                    + " .npy file; use a safetensors or raw shard");
+        }
         return (itemSize == 1 ? "|" : "<") + kind + itemSize;
+    }
+
+    /**
+     * Tells whether NumPy has this type, i.e. whether {@link #numpyDescr()} succeeds.
+     *
+     * @return false for {@link #BFLOAT16}, {@link #FLOAT8_E4M3} and {@link #FLOAT8_E5M2}, true
+     *     for all other types
+     */
+    public boolean hasNumpyDescr() {
+        return kind != NO_NUMPY_KIND;
+    }
+
+    /**
+     * Returns the name of this type in a safetensors header's {@code "dtype"} field (the
+     * reference implementation's {@code Dtype} enum), also used by raw-shard sidecars and
+     * dataset manifests.
+     *
+     * @return one of {@code F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I64, I32, I16, I8, U64, U32,
+     *     U16, U8, BOOL}
+     */
+    public String safetensorsName() {
+        return safetensorsName;
+    }
+
+    /**
+     * Parses a safetensors dtype name. Names are case-sensitive, as in the reference
+     * implementation.
+     *
+     * @param name the name, e.g. {@code "F32"} or {@code "BF16"}
+     * @param file the file it was read from, for the exception message (may be {@code null})
+     * @param offset byte offset of the name in the file, for the exception message
+     * @return the element type
+     * @throws FormatException if {@code name} is null or not one of the names of
+     *     {@link #safetensorsName()}; safetensors types this module does not support (e.g.
+     *     {@code F8_E8M0}, {@code F4}, {@code C64}) are reported as "unknown dtype" with the list
+     *     of supported names
+     */
+    public static DType fromSafetensorsName(String name, Path file, long offset)
+            throws FormatException {
+        if (name == null) {
+            throw new FormatException(file, offset, "a safetensors dtype name", "nothing");
+        }
+        for (DType t : values()) {
+            if (t.safetensorsName.equals(name)) {
+                return t;
+            }
+        }
+        throw new FormatException(file, offset, "unknown dtype '" + abbreviate(name)
+                + "': only the safetensors dtypes " + Arrays.stream(values())
+                        .map(DType::safetensorsName).collect(Collectors.joining(", "))
+                + " are supported");
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 64 ? s : s.substring(0, 64) + "... (" + s.length() + " chars)";
     }
 
     /**
@@ -102,7 +198,7 @@ public enum DType {
         }
         DType match = null;
         for (DType t : values()) {
-            if (body.equals(String.valueOf(t.kind) + t.itemSize)) {
+            if (t.hasNumpyDescr() && body.equals(String.valueOf(t.kind) + t.itemSize)) {
                 match = t;
             }
         }
@@ -142,7 +238,8 @@ public enum DType {
     }
 
     private static String supportedList() {
-        return Arrays.stream(values()).map(t -> "'" + t.numpyDescr() + "'")
+        return Arrays.stream(values()).filter(DType::hasNumpyDescr)
+                .map(t -> "'" + t.numpyDescr() + "'")
                 .collect(Collectors.joining(", "));
     }
 }

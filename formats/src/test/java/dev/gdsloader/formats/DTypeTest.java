@@ -19,7 +19,8 @@ class DTypeTest {
         String[] descrs = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2",
             "<f4", "<f8"};
         int[] sizes = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
-        DType[] all = DType.values();
+        DType[] all = java.util.Arrays.stream(DType.values()).filter(DType::hasNumpyDescr)
+                .toArray(DType[]::new);
         assertEquals(12, all.length);
         for (int i = 0; i < all.length; i++) {
             assertEquals(descrs[i], all[i].numpyDescr(), all[i].name());
@@ -28,7 +29,8 @@ class DTypeTest {
     }
 
     @ParameterizedTest
-    @EnumSource(DType.class)
+    @EnumSource(value = DType.class, mode = EnumSource.Mode.EXCLUDE,
+            names = {"BFLOAT16", "FLOAT8_E4M3", "FLOAT8_E5M2"})
     void descrRoundTrips(DType t) throws FormatException {
         assertEquals(t, DType.fromNumpyDescr(t.numpyDescr(), FILE, 0));
         String body = t.numpyDescr().substring(1);

@@ -45,6 +45,8 @@ public final class NpyWriter implements AutoCloseable {
      * @param shape array shape in elements per axis ({@code []} for a 0-d array); copied
      * @return a writer positioned at the start of the data section; the caller must close it
      * @throws IllegalArgumentException if a shape entry is negative or the data size overflows
+     * @throws UnsupportedOperationException if NumPy has no such dtype
+     *     ({@link DType#hasNumpyDescr()} is false); the file is then not touched
      * @throws IOException if the file cannot be created or written (the file is then deleted)
      */
     public static NpyWriter create(Path file, DType dtype, long[] shape) throws IOException {
@@ -62,6 +64,7 @@ public final class NpyWriter implements AutoCloseable {
      * @param dataAlignment data alignment in bytes, a multiple of 64 up to 65536
      * @return a writer positioned at the start of the data section; the caller must close it
      * @throws IllegalArgumentException if the alignment is not a multiple of 64 in 64..65536, or as above
+     * @throws UnsupportedOperationException if NumPy has no such dtype; the file is then not touched
      * @throws IOException if the file cannot be created or written (the file is then deleted)
      */
     public static NpyWriter create(Path file, DType dtype, long[] shape, int dataAlignment) throws IOException {
@@ -98,6 +101,7 @@ public final class NpyWriter implements AutoCloseable {
      *     only read
      * @throws IllegalArgumentException if {@code data.length} is not the array's byte size (the
      *     file is then not touched), or the shape is invalid
+     * @throws UnsupportedOperationException if NumPy has no such dtype; the file is then not touched
      * @throws IOException if writing fails (the file is then deleted)
      */
     public static void write(Path file, DType dtype, long[] shape, byte[] data) throws IOException {

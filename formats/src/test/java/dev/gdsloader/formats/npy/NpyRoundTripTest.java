@@ -28,7 +28,8 @@ class NpyRoundTripTest {
 
     static Stream<Arguments> cases() {
         long[][] shapes = {{0}, {5}, {3, 4}, {2, 3, 4}};
-        return Arrays.stream(DType.values()).flatMap(t -> Arrays.stream(shapes)
+        return Arrays.stream(DType.values()).filter(DType::hasNumpyDescr)
+                .flatMap(t -> Arrays.stream(shapes)
                 .map(s -> Arguments.of(t, s)));
     }
 
