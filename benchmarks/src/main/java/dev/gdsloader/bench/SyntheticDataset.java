@@ -1,6 +1,15 @@
 package dev.gdsloader.bench;
 
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.ShardFiles;
+import dev.gdsloader.formats.manifest.DatasetManifest;
+import dev.gdsloader.formats.manifest.ShardFormat;
+import dev.gdsloader.formats.raw.RawWriter;
+import dev.gdsloader.formats.safetensors.SafetensorsWriter;
+import dev.gdsloader.formats.safetensors.TensorData;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
 import dev.gdsloader.formats.npy.NpyWriter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -67,36 +76,102 @@ public final class SyntheticDataset {
      */
     public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed, boolean replace,
                                       int dataAlignment) throws IOException {
+        return generate(dir, totalBytes, shards, recordBytes, seed, replace, dataAlignment, ShardFormat.NPY);
+    }
+
+    /**
+     * As {@link #generate(Path, long, int, int, long, boolean, int)} in any shard format, with a
+     * {@code dataset.json} manifest (record counts, bytes and CRC32C per shard) beside the shards.
+     *
+     * @param dir output directory
+     * @param totalBytes approximate total data bytes
+     * @param shards number of shards
+     * @param recordBytes bytes per record
+     * @param seed seed of the byte stream
+     * @param replace replace existing shards instead of refusing
+     * @param dataAlignment data alignment of each {@code .npy} shard, bytes (multiple of 64)
+     * @param format NPY ({@code data-NNNNN.npy}), RAW ({@code data-NNNNN.bin} + sidecar) or SAFETENSORS
+     *     ({@code data-NNNNN.safetensors}, one tensor {@code data} of shape [records, recordBytes])
+     * @return the shard files written, in order
+     * @throws IOException on a write failure, or if {@code dir} already holds shards and {@code replace} is false
+     */
+    public static List<Path> generate(Path dir, long totalBytes, int shards, int recordBytes, long seed, boolean replace,
+                                      int dataAlignment, ShardFormat format) throws IOException {
         if (shards < 1 || recordBytes < 1 || totalBytes < (long) shards * recordBytes) {
             throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
                     + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
         }
-        dev.gdsloader.formats.ShardFiles.claim(dir, "data", replace);
+        ShardFiles.claim(dir, "data", replace);
+        Files.deleteIfExists(dir.resolve(DatasetManifest.FILE_NAME));
         Files.createDirectories(dir);
         long recordsPerShard = totalBytes / shards / recordBytes;
+        long bytes = recordsPerShard * recordBytes;
+        if (format == ShardFormat.SAFETENSORS && bytes > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("safetensors shards are written from memory: " + bytes
+                    + " bytes per shard is too many; use more shards");
+        }
         SplittableRandom rnd = new SplittableRandom(seed);
         ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
         List<Path> files = new ArrayList<>();
+        DatasetManifest.Builder manifest = DatasetManifest.builder(format).column("data", DType.UINT8, recordBytes);
+        long[] shape = {recordsPerShard, recordBytes};
         for (int s = 0; s < shards; s++) {
-            Path f = dir.resolve(String.format("data-%05d.npy", s));
-            long bytes = recordsPerShard * recordBytes;
-            try (NpyWriter w = NpyWriter.create(f, DType.UINT8, new long[] {recordsPerShard, recordBytes}, dataAlignment)) {
-                for (long left = bytes; left > 0; ) {
-                    buf.clear();
-                    int n = (int) Math.min(buf.capacity(), left);
-                    for (int i = 0; i + 8 <= n; i += 8) {
-                        buf.putLong(rnd.nextLong());
+            Path f = dir.resolve(String.format("data-%05d.%s", s, switch (format) {
+                case NPY -> "npy";
+                case RAW -> "bin";
+                case SAFETENSORS -> "safetensors";
+            }));
+            switch (format) {
+                case NPY -> {
+                    try (NpyWriter w = NpyWriter.create(f, DType.UINT8, shape, dataAlignment)) {
+                        fill(rnd, buf, bytes, w::write);
                     }
-                    while (buf.position() < n) {
-                        buf.put((byte) rnd.nextInt());
-                    }
-                    buf.flip();
-                    w.write(buf);
-                    left -= n;
                 }
+                case RAW -> {
+                    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                            StandardOpenOption.WRITE)) {
+                        fill(rnd, buf, bytes, b -> {
+                            while (b.hasRemaining()) {
+                                ch.write(b);
+                            }
+                        });
+                    }
+                    RawWriter.writeSidecar(f, DType.UINT8, new long[] {recordBytes}, recordsPerShard);
+                }
+                case SAFETENSORS -> {
+                    byte[] data = new byte[(int) bytes];
+                    ByteBuffer into = ByteBuffer.wrap(data);
+                    fill(rnd, buf, bytes, into::put);
+                    SafetensorsWriter.write(f, Map.of("data", new TensorData(DType.UINT8, shape, data)), Map.of());
+                }
+                default -> throw new IllegalStateException(format.toString());
             }
+            manifest.shard(f.getFileName().toString(), "data", recordsPerShard);
             files.add(f);
         }
+        manifest.build(dir).write(dir);
         return files;
+    }
+
+    /** A consumer of the generated bytes. */
+    @FunctionalInterface
+    private interface Sink {
+        void accept(ByteBuffer b) throws IOException;
+    }
+
+    private static void fill(SplittableRandom rnd, ByteBuffer buf, long bytes, Sink sink) throws IOException {
+        for (long left = bytes; left > 0; ) {
+            buf.clear();
+            int n = (int) Math.min(buf.capacity(), left);
+            for (int i = 0; i + 8 <= n; i += 8) {
+                buf.putLong(rnd.nextLong());
+            }
+            while (buf.position() < n) {
+                buf.put((byte) rnd.nextInt());
+            }
+            buf.flip();
+            sink.accept(buf);
+            left -= n;
+        }
     }
 }

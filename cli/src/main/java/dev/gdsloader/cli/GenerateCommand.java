@@ -34,17 +34,34 @@ final class GenerateCommand implements Callable<Integer> {
             description = "data alignment of each shard in bytes, multiple of 64 (4096 puts 4 KiB records on storage blocks; default: ${DEFAULT-VALUE})")
     int align;
 
+    @Option(names = "--format", defaultValue = "npy", converter = FormatConverter.class,
+            description = "npy, raw (.bin + .bin.json sidecar) or safetensors (default: ${DEFAULT-VALUE}); dataset.json is written beside")
+    dev.gdsloader.formats.manifest.ShardFormat format;
+
     @Option(names = "--overwrite", description = "replace existing data-*.npy shards in the output directory")
     boolean overwrite;
 
     @Override
     public Integer call() throws Exception {
-        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite, align);
+        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite, align, format);
         long bytes = 0;
         for (Path f : files) {
-            bytes += dev.gdsloader.formats.npy.NpyShard.open(f).header().dataBytes();
+            var l = dev.gdsloader.loader.dataset.Dataset.openShard(f, "data");
+            bytes += l.recordCount() * l.recordBytes();
         }
         System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
         return 0;
+    }
+
+    /** Accepts npy, raw, safetensors in any case. */
+    static final class FormatConverter implements picocli.CommandLine.ITypeConverter<dev.gdsloader.formats.manifest.ShardFormat> {
+        @Override
+        public dev.gdsloader.formats.manifest.ShardFormat convert(String v) {
+            try {
+                return dev.gdsloader.formats.manifest.ShardFormat.valueOf(v.trim().toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.TypeConversionException("'" + v + "' is not npy, raw or safetensors");
+            }
+        }
     }
 }

@@ -1,7 +1,9 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.formats.RecordLayout;
-import dev.gdsloader.formats.npy.NpyShard;
+import dev.gdsloader.formats.safetensors.SafetensorsFile;
+import dev.gdsloader.formats.safetensors.Tensor;
+import dev.gdsloader.loader.dataset.Dataset;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -17,15 +19,25 @@ import picocli.CommandLine.Parameters;
         description = "Print the structure of shard files (records, dtype, record shape, byte extents, alignment), read "
                 + "from their headers; exit 2 with the error (file, byte offset, what was expected) on a malformed file.")
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", description = "shard files")
+    @Parameters(arity = "1..*", description = "shard files: .npy, .bin (with .bin.json), .safetensors")
     List<Path> files;
 
     @Override
     public Integer call() throws Exception {
         for (Path f : files) {
-            RecordLayout l = ShardFormats.open(f);
             System.out.println(f);
-            describe(l);
+            if (f.getFileName().toString().endsWith(".safetensors")) {
+                SafetensorsFile st = SafetensorsFile.open(f);
+                System.out.printf(Locale.ROOT, "  header        %d bytes, data from byte %d; metadata %s%n", st.headerLength(),
+                        st.dataStart(), st.metadata());
+                for (Tensor t : st.tensors()) {
+                    System.out.printf(Locale.ROOT, "  tensor %-12s %s%s at bytes %d..%d (offset %s aligned to its %d-byte items)%n",
+                            t.name(), t.dtype(), Arrays.toString(t.shape()), t.fileOffset(), t.fileOffset() + t.bytes(),
+                            t.fileOffset() % t.dtype().itemSize() == 0 ? "is" : "is NOT", t.dtype().itemSize());
+                }
+                continue;
+            }
+            describe(Dataset.openShard(f, null));
         }
         return 0;
     }
@@ -39,17 +51,4 @@ final class InspectCommand implements Callable<Integer> {
                 l.recordBytes() % 4096 == 0 && l.dataOffset() % 4096 == 0 ? ", every record on a block boundary" : "");
     }
 
-    /** Opens a shard by its file name's extension. */
-    static final class ShardFormats {
-        private ShardFormats() {
-        }
-
-        static RecordLayout open(Path f) throws java.io.IOException {
-            String n = f.getFileName().toString();
-            if (n.endsWith(".npy")) {
-                return NpyShard.open(f);
-            }
-            throw new java.io.IOException(f + ": unknown shard format (expected .npy)");
-        }
-    }
 }

@@ -78,6 +78,38 @@ class LoaderGpuTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"GDS", "BOUNCE"})
+    void aFloat32SafetensorsTensorAtAnOddOffsetArrivesAlignedAndExactOnTheDevice(ReadPath path) throws IOException {
+        if (path == ReadPath.GDS) {
+            CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
+            assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
+        }
+        java.nio.ByteBuffer f = java.nio.ByteBuffer.allocate(3000 * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 3000; i++) {
+            f.putFloat(i * 0.5f);
+        }
+        java.util.Map<String, dev.gdsloader.formats.safetensors.TensorData> t = new java.util.LinkedHashMap<>();
+        t.put("odd", new dev.gdsloader.formats.safetensors.TensorData(dev.gdsloader.formats.DType.UINT8, new long[] {3},
+                new byte[] {1, 2, 3}));
+        t.put("values", new dev.gdsloader.formats.safetensors.TensorData(dev.gdsloader.formats.DType.FLOAT32,
+                new long[] {1000, 3}, f.array()));
+        Path file = dir.resolve("t-00000.safetensors");
+        dev.gdsloader.formats.safetensors.SafetensorsWriter.write(file, t, java.util.Map.of());
+        var d = dev.gdsloader.loader.dataset.Dataset.ofShards(dir, List.of(file)).select(List.of("values"));
+        java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+        try (GdsLoader loader = GdsLoader.builder(d).batchSize(300).path(path).build(); CudaStream s = CudaStream.create()) {
+            for (Batch b : loader) {
+                b.awaitOn(s);
+                ColumnView v = b.column("values");
+                assertEquals(0, v.devicePointer() % 16, "device view aligned");
+                got.writeBytes(download(v, s));
+                b.release(s);
+            }
+        }
+        assertArrayEquals(f.array(), got.toByteArray());
+    }
+
     @Test
     void closeReturnsDeviceMemoryToItsBaseline() throws IOException {
         TestShards.writeImages(dir, 5000);

@@ -1,7 +1,12 @@
 package dev.gdsloader.loader.dataset;
 
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.manifest.ColumnEntry;
+import dev.gdsloader.formats.manifest.DatasetManifest;
+import dev.gdsloader.formats.manifest.ShardEntry;
 import dev.gdsloader.formats.npy.NpyShard;
+import dev.gdsloader.formats.raw.RawShard;
+import dev.gdsloader.formats.safetensors.SafetensorsFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,12 +23,13 @@ import java.util.stream.Stream;
  * A sharded dataset: one or more {@link Column}s with the same number of records, record {@code i} of
  * every column belonging to sample {@code i}.
  *
- * <p>Shard files are named {@code <column>-<NNNNN>.npy} (what {@code gdsloader generate} and
- * {@code gdsloader convert idx} write); a {@code .npy} file without the numeric suffix is a one-shard
- * column named after the file. Immutable and thread-safe; holds no open files.
+ * <p>Formats: NumPy {@code .npy}, raw records ({@code .bin} with a JSON sidecar) and safetensors, found by
+ * name or listed in a {@code dataset.json} manifest ({@link #open(Path)}). Immutable and thread-safe; holds
+ * no open files.
  */
 public final class Dataset {
-    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.npy$");
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors)$");
+    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors");
 
     private final Path root;
     private final List<Column> columns;
@@ -41,26 +47,39 @@ public final class Dataset {
     }
 
     /**
-     * Opens every {@code .npy} shard in a directory (not recursive), or a single {@code .npy} file. In a
-     * directory, each column's shards must be numbered 0, 1, 2, ... without gaps or duplicates, and every
-     * {@code .npy} entry must be a regular file (a FIFO, a directory or a dangling link is an error, not
-     * skipped), so that no shard is silently lost or added.
+     * Opens a dataset directory, or a single shard file.
+     *
+     * <p>A directory with a {@code dataset.json} manifest is opened as the manifest says (format, columns, shard
+     * files and record counts, each checked against the shard). Otherwise its shards are found by name:
+     * {@code <column>-<NNNNN>.npy}, {@code <column>-<NNNNN>.bin} (raw records with a {@code .bin.json} sidecar),
+     * or {@code <name>-<NNNNN>.safetensors}, where every tensor is a column and record {@code i} is row {@code i}
+     * along the tensor's first axis. One format per directory; each column's shards numbered 0, 1, 2, ...
+     * without gaps or duplicates; every shard entry a regular file (a FIFO, a directory or a dangling link is
+     * an error, not skipped), so that no shard is silently lost or added.
      *
      * @param dirOrFile a directory of shards or one shard
      * @return the dataset
-     * @throws IOException if the directory has no {@code .npy} files or a shard is malformed (a
-     *     {@link dev.gdsloader.formats.FormatException} naming file and offset)
+     * @throws IOException if the directory has no shards, mixes formats, or a shard or the manifest is malformed
+     *     (a {@link dev.gdsloader.formats.FormatException} naming file and offset)
      * @throws IllegalArgumentException if columns disagree on record counts, or shards of one column on
      *     dtype or record shape
      */
     public static Dataset open(Path dirOrFile) throws IOException {
         if (Files.isDirectory(dirOrFile)) {
+            Path manifest = dirOrFile.resolve(DatasetManifest.FILE_NAME);
+            if (Files.exists(manifest)) {
+                return fromManifest(dirOrFile, DatasetManifest.read(manifest));
+            }
             List<Path> files;
             try (Stream<Path> s = Files.list(dirOrFile)) {
-                files = s.filter(p -> p.getFileName().toString().endsWith(".npy")).sorted().toList();
+                files = s.filter(p -> extension(p) != null).sorted().toList();
             }
             if (files.isEmpty()) {
-                throw new IOException(dirOrFile + ": no .npy shards in this directory");
+                throw new IOException(dirOrFile + ": no .npy, .bin or .safetensors shards (and no dataset.json) in this directory");
+            }
+            List<String> kinds = files.stream().map(Dataset::extension).distinct().toList();
+            if (kinds.size() > 1) {
+                throw new IOException(dirOrFile + ": mixes shard formats " + kinds + ": one format per dataset directory");
             }
             return group(dirOrFile, files, true);
         }
@@ -68,7 +87,8 @@ public final class Dataset {
     }
 
     /**
-     * Groups shard files into columns by name ({@code <column>-<NNNNN>.npy}, ordered by NNNNN).
+     * Groups shard files into columns by name ({@code <column>-<NNNNN>.npy|.bin}, ordered by NNNNN; the tensors
+     * of {@code .safetensors} files).
      *
      * @param root directory to name in messages
      * @param files shard files
@@ -77,6 +97,61 @@ public final class Dataset {
      */
     public static Dataset ofShards(Path root, List<Path> files) throws IOException {
         return group(root, files, false);
+    }
+
+    private static String extension(Path p) {
+        String n = p.getFileName().toString();
+        return EXTENSIONS.stream().filter(n::endsWith).findFirst().orElse(null);
+    }
+
+    /** Opens the dataset a manifest describes, checking each shard against its entry. */
+    private static Dataset fromManifest(Path dir, DatasetManifest m) throws IOException {
+        List<Column> columns = new ArrayList<>();
+        for (ColumnEntry c : m.columns()) {
+            List<RecordLayout> shards = new ArrayList<>();
+            for (ShardEntry e : m.shardsOf(c.name())) {
+                Path f = e.resolve(dir);
+                if (!Files.isRegularFile(f)) {
+                    throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": shard " + e.file() + " of column '"
+                            + c.name() + "' is " + kind(f));
+                }
+                RecordLayout l = openShard(f, c.name());
+                if (l.recordCount() != e.records() || l.dtype() != c.dtype()
+                        || !java.util.Arrays.equals(l.recordShape(), c.recordShape())) {
+                    throw new IOException(f + ": holds " + l.recordCount() + " records of " + l.dtype()
+                            + java.util.Arrays.toString(l.recordShape()) + " but dataset.json says " + e.records() + " of "
+                            + c.dtype() + java.util.Arrays.toString(c.recordShape()));
+                }
+                shards.add(l);
+            }
+            columns.add(new Column(c.name(), shards));
+        }
+        if (columns.isEmpty()) {
+            throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": lists no columns");
+        }
+        return new Dataset(dir, columns);
+    }
+
+    /**
+     * Opens one shard by its file name's extension.
+     *
+     * @param file a {@code .npy}, {@code .bin} (with its {@code .bin.json} sidecar) or {@code .safetensors} file
+     * @param column for {@code .safetensors}, the tensor to read as records; ignored otherwise
+     * @return the shard's record layout
+     * @throws IOException if the file is malformed or of an unknown format
+     */
+    public static RecordLayout openShard(Path file, String column) throws IOException {
+        String n = file.getFileName().toString();
+        if (n.endsWith(".npy")) {
+            return NpyShard.open(file);
+        }
+        if (n.endsWith(".bin")) {
+            return RawShard.open(file);
+        }
+        if (n.endsWith(".safetensors")) {
+            return SafetensorsFile.open(file).records(column);
+        }
+        throw new IOException(file + ": unknown shard format (expected .npy, .bin or .safetensors)");
     }
 
     /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
@@ -90,37 +165,56 @@ public final class Dataset {
             }
             String fn = f.getFileName().toString();
             Matcher m = SHARD_NAME.matcher(fn);
+            String ext = extension(f);
             named.add(m.matches() ? new Named(m.group(1), parseShardNumber(f, m.group(2)), f)
-                    : new Named(fn.endsWith(".npy") ? fn.substring(0, fn.length() - 4) : fn, 0, f));
+                    : new Named(ext == null ? fn : fn.substring(0, fn.length() - ext.length()), 0, f));
         }
         named.sort(Comparator.comparing(Named::column).thenComparingLong(Named::number));
         Map<String, List<RecordLayout>> byColumn = new LinkedHashMap<>();
         Named previous = null;
         for (Named n : named) {
-            if (!wholeColumns) {
-                byColumn.computeIfAbsent(n.column(), k -> new ArrayList<>()).add(NpyShard.open(n.file()));
-                continue;
-            }
-            if (previous != null && previous.column().equals(n.column())) {
-                // shards NNNNN of a column must be numbered 0, 1, 2, ... once each: a gap is a lost shard
-                if (n.number() == previous.number()) {
-                    throw new IOException(root + ": " + previous.file().getFileName() + " and " + n.file().getFileName()
-                            + " are both shard " + n.number() + " of column '" + n.column() + "'");
+            if (wholeColumns) {
+                if (previous != null && previous.column().equals(n.column())) {
+                    // shards NNNNN of a column must be numbered 0, 1, 2, ... once each: a gap is a lost shard
+                    if (n.number() == previous.number()) {
+                        throw new IOException(root + ": " + previous.file().getFileName() + " and " + n.file().getFileName()
+                                + " are both shard " + n.number() + " of column '" + n.column() + "'");
+                    }
+                    if (n.number() != previous.number() + 1) {
+                        throw new IOException(root + ": column '" + n.column() + "' has shards " + previous.number() + " and "
+                                + n.number() + " but none numbered in between: is a shard missing?");
+                    }
+                } else if (n.number() != 0) {
+                    throw new IOException(root + ": column '" + n.column() + "' starts at shard " + n.number()
+                            + " (" + n.file().getFileName() + "), expected 0: is a shard missing?");
                 }
-                if (n.number() != previous.number() + 1) {
-                    throw new IOException(root + ": column '" + n.column() + "' has shards " + previous.number() + " and "
-                            + n.number() + " but none numbered in between: is a shard missing?");
-                }
-            } else if (n.number() != 0) {
-                throw new IOException(root + ": column '" + n.column() + "' starts at shard " + n.number()
-                        + " (" + n.file().getFileName() + "), expected 0: is a shard missing?");
             }
             previous = n;
-            byColumn.computeIfAbsent(n.column(), k -> new ArrayList<>()).add(NpyShard.open(n.file()));
+            add(byColumn, n.file());
         }
         List<Column> columns = new ArrayList<>();
         byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
         return new Dataset(root, columns);
+    }
+
+    /** Adds a shard file to its column(s): a safetensors file adds one shard to each of its tensors' columns. */
+    private static void add(Map<String, List<RecordLayout>> byColumn, Path file) throws IOException {
+        String fn = file.getFileName().toString();
+        if (fn.endsWith(".safetensors")) {
+            SafetensorsFile st = SafetensorsFile.open(file);
+            List<String> names = st.names();
+            if (!byColumn.isEmpty() && !new java.util.HashSet<>(names).equals(byColumn.keySet())) {
+                throw new IOException(file + ": holds tensors " + names + " but the shards before it hold " + byColumn.keySet()
+                        + ": every .safetensors shard must hold the same tensors");
+            }
+            for (String t : names) {
+                byColumn.computeIfAbsent(t, k -> new ArrayList<>()).add(st.records(t));
+            }
+            return;
+        }
+        Matcher m = SHARD_NAME.matcher(fn);
+        String column = m.matches() ? m.group(1) : fn.substring(0, fn.length() - extension(file).length());
+        byColumn.computeIfAbsent(column, k -> new ArrayList<>()).add(openShard(file, column));
     }
 
     private static long parseShardNumber(Path f, String digits) throws IOException {

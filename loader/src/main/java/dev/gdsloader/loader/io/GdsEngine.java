@@ -14,7 +14,8 @@ import java.io.IOException;
  * The GDS path: {@code cuFileRead} straight into the slot's device memory (registered with cuFile).
  *
  * <p>Layout: the column region starts 4 KiB aligned; the first piece is read from its 4 KiB-aligned file
- * offset to the region's start, so its DMA is aligned and the view begins {@code headPad} bytes in;
+ * offset to the region's start, so its DMA is aligned and the view begins {@code headPad} bytes in (when that
+ * keeps the view 16-byte aligned; otherwise the first piece is read exactly to the region start);
  * later pieces (a batch that crosses a shard boundary) are read exactly to their place after it, and
  * cuFile handles their misalignment. Reads never overlap, so all chunks run in parallel.
  */
@@ -64,8 +65,20 @@ public final class GdsEngine extends IoEngine {
 
     @Override
     public long viewOffset(Slot slot, ColumnPieces column) {
-        return slot.layout().targetOffsets()[column.column()] + column.headPad();
+        return slot.layout().targetOffsets()[column.column()] + (alignedHead(column) ? column.headPad() : 0);
     }
+
+    /**
+     * Whether the first piece can be read from its 4 KiB boundary: only if the view then starts at a device
+     * address aligned for any element type (16 bytes). A record that starts off that (a safetensors tensor at an
+     * odd offset) is read exactly to the aligned region start instead, and cuFile handles the unaligned read.
+     */
+    private static boolean alignedHead(ColumnPieces column) {
+        return column.headPad() % VIEW_ALIGNMENT == 0;
+    }
+
+    /** Device alignment of every column view, bytes: enough for any dtype and for 16-byte vector loads. */
+    static final long VIEW_ALIGNMENT = 16;
 
     @Override
     protected void chunks(Slot slot, ColumnPieces col, SlotLoad out) {
@@ -73,8 +86,9 @@ public final class GdsEngine extends IoEngine {
         long view = viewOffset(slot, col);
         for (int i = 0; i < col.count(); i++) {
             // the first piece is read from its 4 KiB boundary to the region start (aligned DMA); later pieces exactly
-            long start = i == 0 ? Alignment.down(col.start(i)) : col.start(i);
-            long base = i == 0 ? region : view + col.view(i);
+            boolean aligned = i == 0 && alignedHead(col);
+            long start = aligned ? Alignment.down(col.start(i)) : col.start(i);
+            long base = aligned ? region : view + col.view(i);
             for (long off = start; off < col.end(i); ) {
                 long stop = Math.min(col.end(i), Alignment.down(off) + maxIo);
                 out.add(col.column(), col.shard(i), off, stop - off, base + (off - start), 0, 0, 0);
