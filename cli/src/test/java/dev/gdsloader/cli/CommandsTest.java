@@ -31,9 +31,10 @@ class CommandsTest {
         assumeFalse(Cuda.availability().available(), "CUDA is available here; this checks the no-GPU output");
     }
 
+    /** The shard files of a directory (not the dataset.json manifest written beside them). */
     private static List<Path> list(Path d) throws IOException {
         try (Stream<Path> s = Files.list(d)) {
-            return s.sorted().toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".npy")).sorted().toList();
         }
     }
 
@@ -64,6 +65,7 @@ class CommandsTest {
                 "--out", out.toString(), "--size", "4MiB", "--shards", "2", "--record-bytes", "1000");
         assertEquals(0, r.exitCode(), r.toString());
         assertEquals(List.of(out.resolve("data-00000.npy"), out.resolve("data-00001.npy")), list(out));
+        assertTrue(Files.exists(out.resolve("dataset.json")), "the manifest is written beside the shards");
         for (Path f : list(out)) {
             NpyShard s = NpyShard.open(f);
             assertEquals(DType.UINT8, s.dtype());
