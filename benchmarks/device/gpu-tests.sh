@@ -17,5 +17,5 @@ done
 cp="$(IFS=:; echo "${roots[*]}"):$(ls .device/lib/*.jar | tr '\n' ':')"
 filter=(--include-tag gpu)
 [ -n "${ALL:-}" ] && filter=()
-exec java --enable-native-access=ALL-UNNAMED -jar .device/lib/junit-platform-console-standalone-*.jar execute \
+exec java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -jar .device/lib/junit-platform-console-standalone-*.jar execute \
   --class-path "$cp" --scan-class-path "$(IFS=:; echo "${roots[*]}")" "${filter[@]}" --details=tree --disable-banner --fail-if-no-tests

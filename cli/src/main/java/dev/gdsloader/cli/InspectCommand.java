@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.safetensors.SafetensorsFile;
 import dev.gdsloader.formats.safetensors.Tensor;
 import dev.gdsloader.loader.dataset.Dataset;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Parameters;
         description = "Print the structure of shard files (records, dtype, record shape, byte extents, alignment), read "
                 + "from their headers; exit 2 with the error (file, byte offset, what was expected) on a malformed file.")
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", description = "shard files: .npy, .bin (with .bin.json), .safetensors")
+    @Parameters(arity = "1..*", description = "shard files: .npy, .bin (with .bin.json), .safetensors, .arrow")
     List<Path> files;
 
     @Override
@@ -34,6 +35,23 @@ final class InspectCommand implements Callable<Integer> {
                     System.out.printf(Locale.ROOT, "  tensor %-12s %s%s at bytes %d..%d (offset %s aligned to its %d-byte items)%n",
                             t.name(), t.dtype(), Arrays.toString(t.shape()), t.fileOffset(), t.fileOffset() + t.bytes(),
                             t.fileOffset() % t.dtype().itemSize() == 0 ? "is" : "is NOT", t.dtype().itemSize());
+                }
+                continue;
+            }
+            if (f.getFileName().toString().endsWith(".arrow")) {
+                ArrowIpcFile a = ArrowIpcFile.open(f);
+                System.out.printf(Locale.ROOT, "  schema        %s%n  batches       %d%n", a.schema(), a.batchCount());
+                for (int b = 0; b < a.batchCount(); b++) {
+                    for (String c : a.columns()) {
+                        try {
+                            RecordLayout l = a.records(c, b);
+                            System.out.printf(Locale.ROOT, "  batch %d %-8s %d rows of %s%s at bytes %d..%d%n", b, c, l.recordCount(),
+                                    l.dtype(), Arrays.toString(l.recordShape()), l.dataOffset(),
+                                    l.dataOffset() + l.recordCount() * l.recordBytes());
+                        } catch (dev.gdsloader.formats.FormatException e) {
+                            System.out.printf(Locale.ROOT, "  batch %d %-8s not loadable: %s%n", b, c, e.getMessage());
+                        }
+                    }
                 }
                 continue;
             }

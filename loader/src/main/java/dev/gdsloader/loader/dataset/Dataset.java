@@ -1,6 +1,7 @@
 package dev.gdsloader.loader.dataset;
 
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardEntry;
@@ -28,8 +29,8 @@ import java.util.stream.Stream;
  * no open files.
  */
 public final class Dataset {
-    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors)$");
-    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors");
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors|arrow)$");
+    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors", ".arrow");
 
     private final Path root;
     private final List<Column> columns;
@@ -200,6 +201,19 @@ public final class Dataset {
     /** Adds a shard file to its column(s): a safetensors file adds one shard to each of its tensors' columns. */
     private static void add(Map<String, List<RecordLayout>> byColumn, Path file) throws IOException {
         String fn = file.getFileName().toString();
+        if (fn.endsWith(".arrow")) {
+            ArrowIpcFile a = ArrowIpcFile.open(file);
+            if (!byColumn.isEmpty() && !new java.util.HashSet<>(a.columns()).equals(byColumn.keySet())) {
+                throw new IOException(file + ": holds columns " + a.columns() + " but the shards before it hold "
+                        + byColumn.keySet() + ": every .arrow shard must hold the same columns");
+            }
+            for (String c : a.columns()) {
+                for (int b = 0; b < a.batchCount(); b++) {
+                    byColumn.computeIfAbsent(c, k -> new ArrayList<>()).add(a.records(c, b)); // a record batch is a shard
+                }
+            }
+            return;
+        }
         if (fn.endsWith(".safetensors")) {
             SafetensorsFile st = SafetensorsFile.open(file);
             List<String> names = st.names();

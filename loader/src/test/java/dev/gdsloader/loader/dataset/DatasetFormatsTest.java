@@ -77,6 +77,52 @@ class DatasetFormatsTest {
     }
 
     @Test
+    void anArrowFileLoadsTheSameRecordsAsNpyShards() throws Exception {
+        Path npy = Files.createDirectories(dir.resolve("npy2"));
+        Path arrow = Files.createDirectories(dir.resolve("arrow"));
+        int[] batches = {13, 0, 40, 7};
+        long total = 60;
+        NpyWriter.write(npy.resolve("images-00000.npy"), DType.UINT8, new long[] {total, 28, 28}, TestShards.images(0, 60));
+        NpyWriter.write(npy.resolve("labels-00000.npy"), DType.UINT8, new long[] {total}, TestShards.labels(0, 60));
+        var schema = new org.apache.arrow.vector.types.pojo.Schema(java.util.List.of(
+                new org.apache.arrow.vector.types.pojo.Field("images",
+                        org.apache.arrow.vector.types.pojo.FieldType.notNullable(new org.apache.arrow.vector.types.pojo.ArrowType.FixedSizeList(784)),
+                        java.util.List.of(new org.apache.arrow.vector.types.pojo.Field("px",
+                                org.apache.arrow.vector.types.pojo.FieldType.notNullable(new org.apache.arrow.vector.types.pojo.ArrowType.Int(8, false)), null))),
+                new org.apache.arrow.vector.types.pojo.Field("labels",
+                        org.apache.arrow.vector.types.pojo.FieldType.notNullable(new org.apache.arrow.vector.types.pojo.ArrowType.Int(8, false)), null)));
+        try (var alloc = new org.apache.arrow.memory.RootAllocator();
+             var root = org.apache.arrow.vector.VectorSchemaRoot.create(schema, alloc);
+             var ch = java.nio.channels.FileChannel.open(arrow.resolve("part-00000.arrow"),
+                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+             var w = new org.apache.arrow.vector.ipc.ArrowFileWriter(root, null, ch)) {
+            w.start();
+            long row = 0;
+            for (int n : batches) {
+                root.allocateNew();
+                var images = (org.apache.arrow.vector.complex.FixedSizeListVector) root.getVector("images");
+                var px = (org.apache.arrow.vector.UInt1Vector) images.getDataVector();
+                var labels = (org.apache.arrow.vector.UInt1Vector) root.getVector("labels");
+                byte[] img = TestShards.images(row, n);
+                byte[] lab = TestShards.labels(row, n);
+                for (int i = 0; i < n; i++) {
+                    images.setNotNull(i);
+                    for (int k = 0; k < 784; k++) {
+                        px.setSafe(i * 784 + k, img[i * 784 + k]);
+                    }
+                    labels.setSafe(i, lab[i]);
+                }
+                root.setRowCount(n);
+                w.writeBatch();
+                row += n;
+            }
+            w.end();
+        }
+        assertArrayEquals(allBytes(npy), allBytes(arrow), "Arrow record batches deliver the same bytes");
+        assertEquals(4, Dataset.open(arrow).column("images").shards().size(), "one shard per record batch");
+    }
+
+    @Test
     void aManifestIsFollowedAndALyingManifestIsRefusedNamingTheShard() throws IOException {
         NpyWriter.write(dir.resolve("a-00000.npy"), DType.UINT8, new long[] {5, 4}, new byte[20]);
         NpyWriter.write(dir.resolve("a-00001.npy"), DType.UINT8, new long[] {3, 4}, new byte[12]);

@@ -1,0 +1,359 @@
+package dev.gdsloader.formats.arrow;
+
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.FormatException;
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.Records;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.vector.TypeLayout;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * An Arrow IPC file ({@code .arrow}, Feather v2; Arrow columnar format, "IPC File Format"): its schema and,
+ * for every record batch, the byte ranges of each column's buffers, read from the footer and the record-batch
+ * metadata with Arrow Java's flatbuffer classes ({@code org.apache.arrow.flatbuf}) — no buffer data is read.
+ *
+ * <p>One record batch is the natural read unit. {@link #records(String, int)} gives the values of one
+ * fixed-width column of one batch as a {@link RecordLayout}: primitive integers and floats, {@code
+ * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
+ * 784-byte image). Columns with nulls, variable-length, bit-packed bool, dictionary-encoded columns and compressed
+ * bodies are refused by name, column and batch. The IPC stream format is detected at offset 0 and refused by
+ * name. Immutable and thread-safe; holds no open file.
+ */
+public final class ArrowIpcFile {
+    /** Largest footer or record-batch metadata accepted, bytes: metadata is small; a larger value is damage. */
+    static final int MAX_METADATA_BYTES = 64 << 20;
+
+    /** The file format's magic, at both ends of the file. */
+    private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+
+    /** Per record batch: where its body starts, its rows, and its field nodes and buffers. */
+    private record BatchInfo(long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
+                             long[] bufferOffset, long[] bufferLength, boolean compressed) {
+    }
+
+    private final Path file;
+    private final long fileSize;
+    private final Schema schema;
+    private final List<BatchInfo> batches;
+
+    private ArrowIpcFile(Path file, long fileSize, Schema schema, List<BatchInfo> batches) {
+        this.file = file;
+        this.fileSize = fileSize;
+        this.schema = schema;
+        this.batches = batches;
+    }
+
+    /**
+     * Reads the footer and the metadata of every record batch.
+     *
+     * @param file an Arrow IPC file
+     * @return the file's structure
+     * @throws FormatException naming file and offset: the stream format, a bad magic, a footer or message that
+     *     does not fit the file or does not parse, a record batch past the end of the file
+     * @throws IOException if the file cannot be read
+     */
+    public static ArrowIpcFile open(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            byte[] head = read(ch, file, 0, (int) Math.min(8, size));
+            if (head.length >= 4 && head[0] == (byte) 0xFF && head[1] == (byte) 0xFF && head[2] == (byte) 0xFF
+                    && head[3] == (byte) 0xFF) {
+                throw new FormatException(file, 0, "the Arrow IPC stream format (it starts with FF FF FF FF): only the IPC "
+                        + "file format (.arrow, Feather v2) is read; write it with pyarrow.ipc.new_file");
+            }
+            if (size < 2L * MAGIC.length + 4 || !Arrays.equals(Arrays.copyOf(head, MAGIC.length), MAGIC)) {
+                throw new FormatException(file, 0, "the Arrow file magic 'ARROW1'", quote(head));
+            }
+            ByteBuffer tail = ByteBuffer.wrap(read(ch, file, size - 10, 10)).order(ByteOrder.LITTLE_ENDIAN);
+            int footerLength = tail.getInt();
+            byte[] endMagic = new byte[6];
+            tail.get(endMagic);
+            if (!Arrays.equals(endMagic, MAGIC)) {
+                throw new FormatException(file, size - 6, "the Arrow file magic 'ARROW1' at the end", quote(endMagic));
+            }
+            long footerStart = size - 10 - footerLength;
+            if (footerLength <= 0 || footerStart < 8 || footerLength > MAX_METADATA_BYTES) {
+                throw new FormatException(file, size - 10, "a footer length within the file of " + size + " bytes",
+                        String.valueOf(footerLength));
+            }
+            Footer footer;
+            Schema schema;
+            try {
+                footer = Footer.getRootAsFooter(ByteBuffer.wrap(read(ch, file, footerStart, footerLength)).order(ByteOrder.LITTLE_ENDIAN));
+                schema = Schema.convertSchema(footer.schema());
+            } catch (RuntimeException e) {
+                throw new FormatException(file, footerStart, "an Arrow footer (flatbuffer)", "bytes that do not parse: " + e);
+            }
+            List<BatchInfo> batches = new ArrayList<>();
+            List<long[]> blocks = new ArrayList<>();
+            try {
+                // flatbuffer accessors check bounds lazily: a damaged footer fails here, not at getRoot
+                int n = footer.recordBatchesLength();
+                if (n < 0 || (long) n * 24 > footerLength) {
+                    throw new FormatException(file, footerStart, "at most " + footerLength / 24 + " record batches", n + "");
+                }
+                for (int i = 0; i < n; i++) {
+                    Block b = footer.recordBatches(new Block(), i);
+                    blocks.add(new long[] {b.offset(), b.metaDataLength(), b.bodyLength()});
+                }
+            } catch (RuntimeException e) {
+                throw new FormatException(file, footerStart, "an Arrow footer (flatbuffer)", "bytes that do not parse: " + e);
+            }
+            for (long[] b : blocks) {
+                batches.add(batch(ch, file, size, b[0], (int) b[1], b[2]));
+            }
+            return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
+        }
+    }
+
+    private static BatchInfo batch(FileChannel ch, Path file, long size, long offset, int metaLength, long bodyLength)
+            throws IOException {
+        long bodyOffset = offset + metaLength;
+        if (metaLength > MAX_METADATA_BYTES) {
+            throw new FormatException(file, offset, "record batch metadata of at most " + MAX_METADATA_BYTES + " bytes",
+                    metaLength + " bytes");
+        }
+        if (offset < 8 || metaLength < 8 || offset > size || bodyOffset > size || bodyLength < 0 || bodyOffset > size - bodyLength) {
+            throw new FormatException(file, offset, "a record batch inside the file of " + size + " bytes",
+                    "metadata of " + metaLength + " bytes and a body of " + bodyLength + " bytes at " + offset);
+        }
+        ByteBuffer meta = ByteBuffer.wrap(read(ch, file, offset, metaLength)).order(ByteOrder.LITTLE_ENDIAN);
+        int first = meta.getInt();
+        int length = first == -1 ? meta.getInt() : first; // continuation marker (format 1.0) or legacy length
+        if (length <= 0 || length > meta.remaining()) {
+            throw new FormatException(file, offset, "a message of at most " + meta.remaining() + " bytes", length + " bytes");
+        }
+        RecordBatch rb;
+        try {
+            Message m = Message.getRootAsMessage(meta.slice(meta.position(), length).order(ByteOrder.LITTLE_ENDIAN));
+            if (m.headerType() != MessageHeader.RecordBatch) {
+                throw new FormatException(file, offset, "a RecordBatch message", "message type " + m.headerType());
+            }
+            rb = (RecordBatch) m.header(new RecordBatch());
+        } catch (FormatException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new FormatException(file, offset, "a record batch message (flatbuffer)", "bytes that do not parse: " + e);
+        }
+        long[] nodeLength;
+        long[] nullCount;
+        long[] bufOffset;
+        long[] bufLength;
+        long rows;
+        boolean compressed;
+        try {
+            int nodes = rb.nodesLength();
+            int buffers = rb.buffersLength();
+            if (nodes < 0 || buffers < 0 || (long) nodes * 16 > length || (long) buffers * 16 > length) {
+                throw new FormatException(file, offset, "field nodes and buffers that fit the message", nodes + " and " + buffers);
+            }
+            nodeLength = new long[nodes];
+            nullCount = new long[nodes];
+            for (int i = 0; i < nodes; i++) {
+                nodeLength[i] = rb.nodes(i).length();
+                nullCount[i] = rb.nodes(i).nullCount();
+                if (nodeLength[i] < 0 || nullCount[i] < 0 || nullCount[i] > nodeLength[i]) {
+                    throw new FormatException(file, offset, "a field node with 0 <= nulls <= length",
+                            nullCount[i] + " nulls of " + nodeLength[i]);
+                }
+            }
+            bufOffset = new long[buffers];
+            bufLength = new long[buffers];
+            for (int i = 0; i < buffers; i++) {
+                bufOffset[i] = rb.buffers(i).offset();
+                bufLength[i] = rb.buffers(i).length();
+            }
+            rows = rb.length();
+            compressed = rb.compression() != null;
+        } catch (FormatException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new FormatException(file, offset, "a record batch message (flatbuffer)", "bytes that do not parse: " + e);
+        }
+        for (int i = 0; i < bufOffset.length; i++) {
+            if (bufOffset[i] < 0 || bufLength[i] < 0 || bufOffset[i] > bodyLength - bufLength[i]) {
+                throw new FormatException(file, offset, "buffer " + i + " inside the body of " + bodyLength + " bytes",
+                        bufLength[i] + " bytes at body offset " + bufOffset[i]);
+            }
+        }
+        return new BatchInfo(bodyOffset, bodyLength, rows, nodeLength, nullCount, bufOffset, bufLength, compressed);
+    }
+
+    private static byte[] read(FileChannel ch, Path file, long offset, int length) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(length);
+        while (buf.hasRemaining()) {
+            if (ch.read(buf, offset + buf.position()) < 0) {
+                throw new FormatException(file, offset + buf.position(), length + " bytes", "end of file");
+            }
+        }
+        return buf.array();
+    }
+
+    private static String quote(byte[] b) {
+        StringBuilder sb = new StringBuilder("'");
+        for (byte x : b) {
+            sb.append(x >= 32 && x < 127 ? String.valueOf((char) x) : String.format("\\x%02x", x & 0xff));
+        }
+        return sb.append("'").toString();
+    }
+
+    /** @return the file */
+    public Path file() {
+        return file;
+    }
+
+    /** @return the schema */
+    public Schema schema() {
+        return schema;
+    }
+
+    /** @return the top-level column names, in schema order */
+    public List<String> columns() {
+        return schema.getFields().stream().map(Field::getName).toList();
+    }
+
+    /** @return number of record batches */
+    public int batchCount() {
+        return batches.size();
+    }
+
+    /**
+     * @param batch record batch index
+     * @return rows in that batch
+     */
+    public long rows(int batch) {
+        return batches.get(batch).rows();
+    }
+
+    /**
+     * The values of one fixed-width column of one record batch as contiguous records.
+     *
+     * @param column a top-level column name
+     * @param batch record batch index
+     * @return its records: file offset of row 0, bytes per row, rows
+     * @throws FormatException naming the column and batch when the column is not fixed-width, has nulls, is
+     *     dictionary-encoded, or the body is compressed; or when its values buffer is shorter than its rows need
+     * @throws IllegalArgumentException if there is no such column (naming those that exist) or batch
+     */
+    public RecordLayout records(String column, int batch) throws FormatException {
+        BatchInfo info = batches.get(java.util.Objects.checkIndex(batch, batches.size()));
+        int node = 0;
+        int buffer = 0;
+        Field field = null;
+        for (Field f : schema.getFields()) {
+            if (f.getName().equals(column)) {
+                field = f;
+                break;
+            }
+            node += nodes(f);
+            buffer += buffers(f);
+        }
+        if (field == null) {
+            throw new IllegalArgumentException(file + ": no column '" + column + "'; columns are " + columns());
+        }
+        String where = "column '" + column + "' of record batch " + batch;
+        long at = info.bodyOffset();
+        if (info.compressed()) {
+            throw new FormatException(file, at, where + ": compressed record batch bodies (LZ4_FRAME, ZSTD) are not read "
+                    + "straight to the device; write the file uncompressed");
+        }
+        if (field.getDictionary() != null) {
+            throw new FormatException(file, at, where + ": dictionary-encoded columns are not supported on the device path");
+        }
+        DType dtype;
+        long[] shape;
+        int values;
+        int[] checkedNodes;
+        ArrowType t = field.getType();
+        if (t instanceof ArrowType.FixedSizeList list && field.getChildren().size() == 1
+                && primitive(field.getChildren().get(0).getType()) != null) {
+            dtype = primitive(field.getChildren().get(0).getType());
+            shape = new long[] {list.getListSize()};
+            values = buffer + 2; // list validity, child validity, child values
+            checkedNodes = new int[] {node, node + 1};
+        } else if (t instanceof ArrowType.FixedSizeBinary fsb) {
+            dtype = DType.UINT8;
+            shape = new long[] {fsb.getByteWidth()};
+            values = buffer + 1;
+            checkedNodes = new int[] {node};
+        } else if (primitive(t) != null) {
+            dtype = primitive(t);
+            shape = new long[0];
+            values = buffer + 1;
+            checkedNodes = new int[] {node};
+        } else {
+            throw new FormatException(file, at, where + ": type " + t + " is not a fixed-width column; the device path reads "
+                    + "integers, floats, FixedSizeBinary and FixedSizeList of those");
+        }
+        for (int n : checkedNodes) {
+            if (n >= info.nullCount().length || values >= info.bufferOffset().length) {
+                throw new FormatException(file, at, where + ": the metadata has too few field nodes or buffers for the schema");
+            }
+            if (info.nullCount()[n] > 0) {
+                throw new FormatException(file, at, where + " has " + info.nullCount()[n] + " nulls: validity bitmaps are not "
+                        + "delivered to the device yet");
+            }
+        }
+        long recordBytes = Math.multiplyExact(dtype.itemSize(), shape.length == 0 ? 1 : shape[0]);
+        long rows = info.nodeLength()[node];
+        long need = Math.multiplyExact(rows, recordBytes);
+        if (info.bufferLength()[values] < need) {
+            throw new FormatException(file, at + info.bufferOffset()[values], where + ": a values buffer of " + need + " bytes ("
+                    + rows + " rows x " + recordBytes + ")", info.bufferLength()[values] + " bytes");
+        }
+        return new Records(file, dtype, shape, rows, recordBytes, at + info.bufferOffset()[values], fileSize);
+    }
+
+    private static DType primitive(ArrowType t) {
+        if (t instanceof ArrowType.Int i) {
+            return switch (i.getBitWidth()) {
+                case 8 -> i.getIsSigned() ? DType.INT8 : DType.UINT8;
+                case 16 -> i.getIsSigned() ? DType.INT16 : DType.UINT16;
+                case 32 -> i.getIsSigned() ? DType.INT32 : DType.UINT32;
+                case 64 -> i.getIsSigned() ? DType.INT64 : DType.UINT64;
+                default -> null;
+            };
+        }
+        if (t instanceof ArrowType.FloatingPoint f) {
+            return f.getPrecision() == FloatingPointPrecision.HALF ? DType.FLOAT16
+                    : f.getPrecision() == FloatingPointPrecision.SINGLE ? DType.FLOAT32 : DType.FLOAT64;
+        }
+        return null;
+    }
+
+    /** Field nodes of a field in pre-order: itself and its descendants (Arrow columnar format, "Buffer layout"). */
+    private static int nodes(Field f) {
+        int n = 1;
+        for (Field c : f.getChildren()) {
+            n += nodes(c);
+        }
+        return n;
+    }
+
+    /** Buffers of a field and its descendants, from Arrow Java's own layout table ({@link TypeLayout}). */
+    private static int buffers(Field f) {
+        int n = TypeLayout.getTypeBufferCount(f.getType());
+        for (Field c : f.getChildren()) {
+            n += buffers(c);
+        }
+        return n;
+    }
+}
