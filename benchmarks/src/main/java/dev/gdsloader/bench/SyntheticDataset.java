@@ -2,6 +2,7 @@ package dev.gdsloader.bench;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.ShardFiles;
+import dev.gdsloader.formats.arrow.ArrowWriter;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
 import dev.gdsloader.formats.raw.RawWriter;
@@ -90,8 +91,9 @@ public final class SyntheticDataset {
      * @param seed seed of the byte stream
      * @param replace replace existing shards instead of refusing
      * @param dataAlignment data alignment of each {@code .npy} shard, bytes (multiple of 64)
-     * @param format NPY ({@code data-NNNNN.npy}), RAW ({@code data-NNNNN.bin} + sidecar) or SAFETENSORS
-     *     ({@code data-NNNNN.safetensors}, one tensor {@code data} of shape [records, recordBytes])
+     * @param format NPY ({@code data-NNNNN.npy}), RAW ({@code data-NNNNN.bin} + sidecar), SAFETENSORS
+     *     ({@code data-NNNNN.safetensors}, one tensor {@code data} of shape [records, recordBytes]) or ARROW
+     *     ({@code data-NNNNN.arrow}, one {@code FixedSizeList<uint8>} column {@code data}, ~64 MiB record batches)
      * @return the shard files written, in order
      * @throws IOException on a write failure, or if {@code dir} already holds shards and {@code replace} is false
      */
@@ -106,8 +108,8 @@ public final class SyntheticDataset {
         Files.createDirectories(dir);
         long recordsPerShard = totalBytes / shards / recordBytes;
         long bytes = recordsPerShard * recordBytes;
-        if (format == ShardFormat.SAFETENSORS && bytes > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("safetensors shards are written from memory: " + bytes
+        if ((format == ShardFormat.SAFETENSORS || format == ShardFormat.ARROW) && bytes > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(format.jsonName() + " shards are written from memory: " + bytes
                     + " bytes per shard is too many; use more shards");
         }
         SplittableRandom rnd = new SplittableRandom(seed);
@@ -120,6 +122,7 @@ public final class SyntheticDataset {
                 case NPY -> "npy";
                 case RAW -> "bin";
                 case SAFETENSORS -> "safetensors";
+                case ARROW -> "arrow";
             }));
             switch (format) {
                 case NPY -> {
@@ -143,6 +146,15 @@ public final class SyntheticDataset {
                     ByteBuffer into = ByteBuffer.wrap(data);
                     fill(rnd, buf, bytes, into::put);
                     SafetensorsWriter.write(f, Map.of("data", new TensorData(DType.UINT8, shape, data)), Map.of());
+                }
+                case ARROW -> {
+                    byte[] data = new byte[(int) bytes];
+                    ByteBuffer into = ByteBuffer.wrap(data);
+                    fill(rnd, buf, bytes, into::put);
+                    // record batches of about 64 MiB, the loader's default batch
+                    int rows = (int) Math.max(1, Math.min(recordsPerShard, (64L << 20) / recordBytes));
+                    ArrowWriter.write(f, List.of(new ArrowWriter.ColumnData("data", DType.UINT8, new long[] {recordBytes}, data)),
+                            rows);
                 }
                 default -> throw new IllegalStateException(format.toString());
             }

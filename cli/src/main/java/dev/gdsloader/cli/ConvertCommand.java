@@ -17,8 +17,8 @@ final class ConvertCommand {
 
     /** {@code gdsloader convert idx}: IDX (MNIST format) files to {@code .npy} shards. */
     @Command(name = "idx", mixinStandardHelpOptions = true, commandListHeading = "",
-            description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.npy "
-                    + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy.")
+            description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.<ext> "
+                    + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy, plus <out>/<split>/dataset.json.")
     static final class Idx implements Callable<Integer> {
         @Option(names = {"-o", "--out"}, required = true, description = "output directory")
         Path out;
@@ -30,13 +30,17 @@ final class ConvertCommand {
         @Option(names = "--overwrite", description = "replace existing shards of the same split and column")
         boolean overwrite;
 
+        @Option(names = "--format", defaultValue = "npy", converter = GenerateCommand.FormatConverter.class,
+                description = "npy, raw, safetensors or arrow (default: ${DEFAULT-VALUE}); <out>/<split>/dataset.json lists the shards")
+        dev.gdsloader.formats.manifest.ShardFormat format;
+
         @Parameters(arity = "1..*", description = "IDX files")
         List<Path> files;
 
         @Override
         public Integer call() throws Exception {
             for (Path f : files) {
-                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite);
+                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite, format);
                 System.out.println(f.getFileName() + " -> " + written.size() + " shards in "
                         + (written.isEmpty() ? out : written.get(0).getParent()));
             }

@@ -14,6 +14,9 @@ import picocli.CommandLine.Command;
             LatencyCommand.class, RandomCommand.class, SweepCommand.class, PlotCommand.class, InspectCommand.class, VerifyCommand.class,
             CommandLine.HelpCommand.class})
 public final class GdsLoaderMain {
+    /** Held so the level set on it stays (java.util.logging keeps loggers weakly). */
+    private static final java.util.logging.Logger QUIET_ARROW = java.util.logging.Logger.getLogger("org.apache.arrow");
+
     private GdsLoaderMain() {
     }
 
@@ -23,6 +26,7 @@ public final class GdsLoaderMain {
     public static void main(String[] args) {
         // one line per log record: "INFO: gdsloader path ..." (java.util.logging.SimpleFormatter)
         System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
+        QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
         CommandLine cl = new CommandLine(new GdsLoaderMain());
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             cmd.getErr().println("gdsloader " + cmd.getCommandName() + ": " + message(ex));

@@ -35,7 +35,7 @@ final class GenerateCommand implements Callable<Integer> {
     int align;
 
     @Option(names = "--format", defaultValue = "npy", converter = FormatConverter.class,
-            description = "npy, raw (.bin + .bin.json sidecar) or safetensors (default: ${DEFAULT-VALUE}); dataset.json is written beside")
+            description = "npy, raw (.bin + .bin.json sidecar), safetensors or arrow (default: ${DEFAULT-VALUE}); dataset.json is written beside")
     dev.gdsloader.formats.manifest.ShardFormat format;
 
     @Option(names = "--overwrite", description = "replace existing data-*.npy shards in the output directory")
@@ -46,21 +46,22 @@ final class GenerateCommand implements Callable<Integer> {
         List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite, align, format);
         long bytes = 0;
         for (Path f : files) {
-            var l = dev.gdsloader.loader.dataset.Dataset.openShard(f, "data");
-            bytes += l.recordCount() * l.recordBytes();
+            for (var l : dev.gdsloader.loader.dataset.Dataset.openShards(f, "data")) {
+                bytes += l.recordCount() * l.recordBytes();
+            }
         }
         System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
         return 0;
     }
 
-    /** Accepts npy, raw, safetensors in any case. */
+    /** Accepts npy, raw, safetensors, arrow in any case. */
     static final class FormatConverter implements picocli.CommandLine.ITypeConverter<dev.gdsloader.formats.manifest.ShardFormat> {
         @Override
         public dev.gdsloader.formats.manifest.ShardFormat convert(String v) {
             try {
                 return dev.gdsloader.formats.manifest.ShardFormat.valueOf(v.trim().toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new picocli.CommandLine.TypeConversionException("'" + v + "' is not npy, raw or safetensors");
+                throw new picocli.CommandLine.TypeConversionException("'" + v + "' is not npy, raw, safetensors or arrow");
             }
         }
     }

@@ -9,7 +9,7 @@ import java.util.stream.Stream;
 
 /**
  * The shard files of one column in a directory ({@code <column>-<NNNNN>.npy}, {@code .bin} with its
- * {@code .bin.json} sidecar, or {@code .safetensors}), checked before a writer
+ * {@code .bin.json} sidecar, {@code .safetensors} or {@code .arrow}), checked before a writer
  * adds a new set: old and new shards of one column must never mix, or a later reader would silently load
  * both. Stateless and thread-safe.
  */
@@ -30,7 +30,7 @@ public final class ShardFiles {
         if (!Files.isDirectory(dir)) {
             return;
         }
-        Pattern own = Pattern.compile(Pattern.quote(column) + "(-\\d+)?\\.(npy|bin|bin\\.json|safetensors)");
+        Pattern own = Pattern.compile(Pattern.quote(column) + "(-\\d+)?\\.(npy|bin|bin\\.json|safetensors|arrow)");
         List<Path> existing;
         try (Stream<Path> s = Files.list(dir)) {
             existing = s.filter(p -> own.matcher(p.getFileName().toString()).matches()).sorted().toList();

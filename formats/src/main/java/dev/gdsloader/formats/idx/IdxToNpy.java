@@ -7,6 +7,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import dev.gdsloader.formats.arrow.ArrowWriter;
+import dev.gdsloader.formats.manifest.ColumnEntry;
+import dev.gdsloader.formats.manifest.DatasetManifest;
+import dev.gdsloader.formats.manifest.ShardEntry;
+import dev.gdsloader.formats.manifest.ShardFormat;
+import dev.gdsloader.formats.raw.RawWriter;
+import dev.gdsloader.formats.safetensors.SafetensorsWriter;
+import dev.gdsloader.formats.safetensors.TensorData;
 
 /**
  * Converts an IDX file (MNIST, Fashion-MNIST) into {@code .npy} shards split along axis 0.
@@ -61,29 +69,107 @@ public final class IdxToNpy {
         if (recordsPerShard < 1) {
             throw new IllegalArgumentException("recordsPerShard must be >= 1, got " + recordsPerShard);
         }
+        return convert(idxFile, outDir, recordsPerShard, replace, ShardFormat.NPY);
+    }
+
+    /**
+     * Converts {@code idxFile} into shards of any format — {@code <column>-NNNNN.npy}, {@code .bin} (with its
+     * sidecar), {@code .safetensors} (one tensor named after the column) or {@code .arrow} (one column) — and
+     * adds them to the {@code dataset.json} manifest of {@code <outDir>/<split>} (created, or extended when it
+     * already lists other columns of the same format).
+     *
+     * @param idxFile a plain or gzip-compressed IDX file
+     * @param outDir the output root
+     * @param recordsPerShard most records per shard, {@code >= 1}
+     * @param replace delete existing shards of the column first instead of refusing
+     * @param format the shard format
+     * @return the written shard paths, in record order
+     * @throws IOException if reading or writing fails, shards exist and {@code replace} is false, or the
+     *     directory's manifest lists another format
+     */
+    public static List<Path> convert(Path idxFile, Path outDir, long recordsPerShard, boolean replace, ShardFormat format)
+            throws IOException {
+        if (recordsPerShard < 1) {
+            throw new IllegalArgumentException("recordsPerShard must be >= 1, got " + recordsPerShard);
+        }
         IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
         IdxArray array = IdxReader.read(idxFile);
-        dev.gdsloader.formats.ShardFiles.claim(outDir.resolve(name.split()), name.column(), replace);
-        Path dir = Files.createDirectories(outDir.resolve(name.split()));
+        Path dir = outDir.resolve(name.split());
+        dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), replace);
+        Files.createDirectories(dir);
         long[] shape = array.shape();
+        long[] recordShape = java.util.Arrays.copyOfRange(shape, 1, shape.length);
         long records = array.recordCount();
         long recordBytes = array.recordBytes();
         byte[] data = array.littleEndianData();
         List<Path> written = new ArrayList<>();
+        List<Long> counts = new ArrayList<>();
         long first = 0;
         do {
             long count = Math.min(recordsPerShard, records - first);
-            Path shard = dir.resolve(String.format("%s-%05d.npy", name.column(), written.size()));
+            String ext = switch (format) {
+                case NPY -> "npy";
+                case RAW -> "bin";
+                case SAFETENSORS -> "safetensors";
+                case ARROW -> "arrow";
+            };
+            Path shard = dir.resolve(String.format("%s-%05d.%s", name.column(), written.size(), ext));
             long[] shardShape = shape.clone();
             shardShape[0] = count;
-            try (NpyWriter writer = NpyWriter.create(shard, array.dtype(), shardShape)) {
-                // Fits an int: the whole array is at most IdxReader.MAX_DATA_BYTES.
-                writer.write(ByteBuffer.wrap(data, (int) (first * recordBytes),
-                        (int) (count * recordBytes)));
+            // Fits an int: the whole array is at most IdxReader.MAX_DATA_BYTES.
+            int from = (int) (first * recordBytes);
+            int len = (int) (count * recordBytes);
+            switch (format) {
+                case NPY -> {
+                    try (NpyWriter writer = NpyWriter.create(shard, array.dtype(), shardShape)) {
+                        writer.write(ByteBuffer.wrap(data, from, len));
+                    }
+                }
+                case RAW -> RawWriter.write(shard, array.dtype(), recordShape, java.util.Arrays.copyOfRange(data, from, from + len));
+                case SAFETENSORS -> SafetensorsWriter.write(shard, java.util.Map.of(name.column(),
+                        new TensorData(array.dtype(), shardShape, java.util.Arrays.copyOfRange(data, from, from + len))),
+                        java.util.Map.of("source", idxFile.getFileName().toString()));
+                case ARROW -> ArrowWriter.write(shard, List.of(new ArrowWriter.ColumnData(name.column(), array.dtype(), recordShape,
+                        java.util.Arrays.copyOfRange(data, from, from + len))), (int) Math.min(Integer.MAX_VALUE, count));
+                default -> throw new IllegalStateException(format.toString());
             }
             written.add(shard);
+            counts.add(count);
             first += count;
         } while (first < records);
+        // an Arrow FixedSizeList holds a record flat: the manifest lists the shape the file holds
+        long[] listed = format == ShardFormat.ARROW && recordShape.length > 1
+                ? new long[] {recordBytes / array.dtype().itemSize()} : recordShape;
+        addToManifest(dir, format, name.column(), array.dtype(), listed, written, counts);
         return List.copyOf(written);
+    }
+
+    /** Adds a column's shards to the directory's manifest, keeping the columns it already lists. */
+    private static void addToManifest(Path dir, ShardFormat format, String column, dev.gdsloader.formats.DType dtype,
+                                      long[] recordShape, List<Path> shards, List<Long> counts) throws IOException {
+        DatasetManifest.Builder b = DatasetManifest.builder(format);
+        Path existing = dir.resolve(DatasetManifest.FILE_NAME);
+        if (Files.exists(existing)) {
+            DatasetManifest m = DatasetManifest.read(existing);
+            if (m.format() != format) {
+                throw new IOException(existing + " lists " + m.format().jsonName() + " shards; refusing to add "
+                        + format.jsonName() + " shards of column '" + column + "' to the same directory");
+            }
+            for (ColumnEntry c : m.columns()) {
+                if (c.name().equals(column)) {
+                    continue;
+                }
+                b.column(c.name(), c.dtype(), c.recordShape());
+                for (ShardEntry e : m.shardsOf(c.name())) {
+                    b.shard(e.file(), e.column(), e.records());
+                }
+            }
+        }
+        b.column(column, dtype, recordShape);
+        for (int i = 0; i < shards.size(); i++) {
+            b.shard(shards.get(i).getFileName().toString(), column, counts.get(i));
+        }
+        b.build(dir).write(dir);
+
     }
 }

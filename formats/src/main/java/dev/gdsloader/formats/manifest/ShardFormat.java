@@ -11,7 +11,9 @@ public enum ShardFormat {
     /** safetensors files ({@link dev.gdsloader.formats.safetensors.SafetensorsFile}). */
     SAFETENSORS("safetensors"),
     /** raw record files with JSON sidecars ({@link dev.gdsloader.formats.raw.RawShard}). */
-    RAW("raw");
+    RAW("raw"),
+    /** Arrow IPC files ({@code .arrow}); every record batch is a shard of each fixed-width column. */
+    ARROW("arrow");
 
     private final String jsonName;
 

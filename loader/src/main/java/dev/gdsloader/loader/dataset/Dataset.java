@@ -116,14 +116,17 @@ public final class Dataset {
                     throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": shard " + e.file() + " of column '"
                             + c.name() + "' is " + kind(f));
                 }
-                RecordLayout l = openShard(f, c.name());
-                if (l.recordCount() != e.records() || l.dtype() != c.dtype()
-                        || !java.util.Arrays.equals(l.recordShape(), c.recordShape())) {
-                    throw new IOException(f + ": holds " + l.recordCount() + " records of " + l.dtype()
-                            + java.util.Arrays.toString(l.recordShape()) + " but dataset.json says " + e.records() + " of "
-                            + c.dtype() + java.util.Arrays.toString(c.recordShape()));
+                List<RecordLayout> parts = openShards(f, c.name());
+                long records = parts.stream().mapToLong(RecordLayout::recordCount).sum();
+                for (RecordLayout l : parts) {
+                    if (records != e.records() || l.dtype() != c.dtype()
+                            || !java.util.Arrays.equals(l.recordShape(), c.recordShape())) {
+                        throw new IOException(f + ": holds " + records + " records of " + l.dtype()
+                                + java.util.Arrays.toString(l.recordShape()) + " but dataset.json says " + e.records() + " of "
+                                + c.dtype() + java.util.Arrays.toString(c.recordShape()));
+                    }
                 }
-                shards.add(l);
+                shards.addAll(parts);
             }
             columns.add(new Column(c.name(), shards));
         }
@@ -131,6 +134,26 @@ public final class Dataset {
             throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": lists no columns");
         }
         return new Dataset(dir, columns);
+    }
+
+    /**
+     * Opens one shard file as runs of records of one column: one run, or for an Arrow file one per record batch.
+     *
+     * @param file a shard file
+     * @param column the column (tensor, Arrow column) to read
+     * @return its record runs, in order
+     * @throws IOException if the file is malformed or of an unknown format
+     */
+    public static List<RecordLayout> openShards(Path file, String column) throws IOException {
+        if (file.getFileName().toString().endsWith(".arrow")) {
+            ArrowIpcFile a = ArrowIpcFile.open(file);
+            List<RecordLayout> runs = new ArrayList<>();
+            for (int b = 0; b < a.batchCount(); b++) {
+                runs.add(a.records(column, b));
+            }
+            return runs;
+        }
+        return List.of(openShard(file, column));
     }
 
     /**
@@ -172,6 +195,7 @@ public final class Dataset {
         }
         named.sort(Comparator.comparing(Named::column).thenComparingLong(Named::number));
         Map<String, List<RecordLayout>> byColumn = new LinkedHashMap<>();
+        Map<String, List<String>> stemColumns = new LinkedHashMap<>();
         Named previous = null;
         for (Named n : named) {
             if (wholeColumns) {
@@ -191,44 +215,33 @@ public final class Dataset {
                 }
             }
             previous = n;
-            add(byColumn, n.file());
+            add(byColumn, stemColumns, n.column(), n.file());
         }
         List<Column> columns = new ArrayList<>();
         byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
         return new Dataset(root, columns);
     }
 
-    /** Adds a shard file to its column(s): a safetensors file adds one shard to each of its tensors' columns. */
-    private static void add(Map<String, List<RecordLayout>> byColumn, Path file) throws IOException {
+    /**
+     * Adds a shard file to its column(s): an Arrow or safetensors file adds one shard (one per record batch for
+     * Arrow) to each column it holds; files of one name stem must hold the same columns.
+     */
+    private static void add(Map<String, List<RecordLayout>> byColumn, Map<String, List<String>> stemColumns, String stem,
+                            Path file) throws IOException {
         String fn = file.getFileName().toString();
-        if (fn.endsWith(".arrow")) {
-            ArrowIpcFile a = ArrowIpcFile.open(file);
-            if (!byColumn.isEmpty() && !new java.util.HashSet<>(a.columns()).equals(byColumn.keySet())) {
-                throw new IOException(file + ": holds columns " + a.columns() + " but the shards before it hold "
-                        + byColumn.keySet() + ": every .arrow shard must hold the same columns");
+        if (fn.endsWith(".arrow") || fn.endsWith(".safetensors")) {
+            List<String> names = fn.endsWith(".arrow") ? ArrowIpcFile.open(file).columns() : SafetensorsFile.open(file).names();
+            List<String> before = stemColumns.putIfAbsent(stem, names);
+            if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
+                throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before
+                        + ": every shard of one name must hold the same columns");
             }
-            for (String c : a.columns()) {
-                for (int b = 0; b < a.batchCount(); b++) {
-                    byColumn.computeIfAbsent(c, k -> new ArrayList<>()).add(a.records(c, b)); // a record batch is a shard
-                }
-            }
-            return;
-        }
-        if (fn.endsWith(".safetensors")) {
-            SafetensorsFile st = SafetensorsFile.open(file);
-            List<String> names = st.names();
-            if (!byColumn.isEmpty() && !new java.util.HashSet<>(names).equals(byColumn.keySet())) {
-                throw new IOException(file + ": holds tensors " + names + " but the shards before it hold " + byColumn.keySet()
-                        + ": every .safetensors shard must hold the same tensors");
-            }
-            for (String t : names) {
-                byColumn.computeIfAbsent(t, k -> new ArrayList<>()).add(st.records(t));
+            for (String c : names) {
+                byColumn.computeIfAbsent(c, k -> new ArrayList<>()).addAll(openShards(file, c));
             }
             return;
         }
-        Matcher m = SHARD_NAME.matcher(fn);
-        String column = m.matches() ? m.group(1) : fn.substring(0, fn.length() - extension(file).length());
-        byColumn.computeIfAbsent(column, k -> new ArrayList<>()).add(openShard(file, column));
+        byColumn.computeIfAbsent(stem, k -> new ArrayList<>()).add(openShard(file, stem));
     }
 
     private static long parseShardNumber(Path f, String digits) throws IOException {
