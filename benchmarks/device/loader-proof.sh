@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 work="${WORK:-$PWD/.work}"
 mkdir -p "$work"
 source .device/env.sh
-gds() { java --enable-native-access=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
+gds() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
           -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@" 2>&1 | grep -v '^INFO: gdsloader path\|^round '; }
 nvidia-smi --query-gpu=index,name,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
 gds generate --out "$work/g2" --size 2GiB --shards 8

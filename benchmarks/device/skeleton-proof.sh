@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 work="${WORK:-$PWD/.work}"
 mkdir -p "$work"
-gds() { java --enable-native-access=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
+gds() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
           -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@"; }
 echo "=== storage: $(df -hT "$work" | tail -1)"
 

@@ -11,7 +11,7 @@ work="${WORK:-$PWD/.work}"
 reports="${OUT:-$PWD}/reports"
 mkdir -p "$work" "$reports"
 source .device/env.sh
-gds() { java --enable-native-access=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
+gds() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
           -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@" 2>&1 | grep -v '^INFO: gdsloader path\|^round \|^measuring\|^computing'; }
 gds doctor --data "$work" | grep -E "GPU 0|cuFile mode|pinned memory"
 gds generate --out "$work/s2" --size 2GiB --shards 8
