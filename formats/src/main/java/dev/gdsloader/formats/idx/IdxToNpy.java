@@ -95,6 +95,13 @@ public final class IdxToNpy {
         IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
         IdxArray array = IdxReader.read(idxFile);
         Path dir = outDir.resolve(name.split());
+        Path manifest = dir.resolve(DatasetManifest.FILE_NAME);
+        if (Files.exists(manifest) && DatasetManifest.read(manifest).format() != format) {
+            // checked before anything is deleted: replacing one column would leave two formats in one directory
+            throw new IOException(manifest + " lists " + DatasetManifest.read(manifest).format().jsonName()
+                    + " shards; converting '" + name.column() + "' to " + format.jsonName()
+                    + " would mix formats in one directory: convert into another directory");
+        }
         dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), replace);
         Files.createDirectories(dir);
         long[] shape = array.shape();

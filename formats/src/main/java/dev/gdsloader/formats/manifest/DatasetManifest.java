@@ -294,6 +294,11 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
         Path tmp = Files.createTempFile(dir, "." + FILE_NAME, ".tmp");
         try {
             Files.write(tmp, bytes);
+            try { // temp files are created 0600; a manifest or sidecar must be as readable as its shards
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            } catch (UnsupportedOperationException ignored) {
+                // not a POSIX filesystem: its default permissions apply
+            }
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
                         StandardCopyOption.REPLACE_EXISTING);
@@ -379,9 +384,55 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
             if (crc != s.crc32c()) {
                 problems.add(p + ": crc32c " + ShardEntry.hex(crc) + ", but the manifest lists "
                         + s.crc32cHex());
+                continue;
+            }
+            try {
+                long records = records(p, s.column());
+                if (records != s.records()) {
+                    problems.add(p + ": holds " + records + " records of column '" + s.column()
+                            + "', but the manifest lists " + s.records());
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                problems.add(p + ": cannot be read as a " + format.jsonName() + " shard: " + e.getMessage());
+            }
+        }
+        java.util.Set<Path> listed = new java.util.HashSet<>();
+        for (ShardEntry s : shards) {
+            listed.add(s.resolve(dir).normalize());
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.sorted().toList()) {
+                String n = f.getFileName().toString();
+                boolean shardLike = n.endsWith(".npy") || n.endsWith(".bin") || n.endsWith(".safetensors") || n.endsWith(".arrow");
+                if (shardLike && !listed.contains(f.normalize())) {
+                    problems.add(f + ": a shard file the manifest does not list (it would be ignored when loading)");
+                }
             }
         }
         return problems;
+    }
+
+    /** Records of one column in a shard file, read from its header or metadata. */
+    private static long records(Path p, String column) throws IOException {
+        String n = p.getFileName().toString();
+        if (n.endsWith(".npy")) {
+            return dev.gdsloader.formats.npy.NpyShard.open(p).recordCount();
+        }
+        if (n.endsWith(".bin")) {
+            return dev.gdsloader.formats.raw.RawShard.open(p).recordCount();
+        }
+        if (n.endsWith(".safetensors")) {
+            return dev.gdsloader.formats.safetensors.SafetensorsFile.open(p).records(column).recordCount();
+        }
+        if (n.endsWith(".arrow")) {
+            dev.gdsloader.formats.arrow.ArrowIpcFile a = dev.gdsloader.formats.arrow.ArrowIpcFile.open(p);
+            long r = 0;
+            for (int b = 0; b < a.batchCount(); b++) {
+                r += a.records(column, b).recordCount();
+            }
+            return r;
+        }
+        throw new IOException(p + ": unknown shard format");
     }
 
     /**

@@ -133,6 +133,11 @@ public final class RawWriter {
         Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
         try {
             Files.write(tmp, bytes);
+            try { // temp files are created 0600; a manifest or sidecar must be as readable as its shards
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            } catch (UnsupportedOperationException ignored) {
+                // not a POSIX filesystem: its default permissions apply
+            }
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
                         StandardCopyOption.REPLACE_EXISTING);

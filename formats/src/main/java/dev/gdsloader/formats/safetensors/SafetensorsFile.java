@@ -39,9 +39,9 @@ import java.util.Set;
  * (see {@link DType#fromSafetensorsName}), shape entries that are non-negative integers whose
  * byte size fits a signed 64-bit long, and two non-negative integer offsets with
  * {@code begin <= end}, {@code end - begin == product(shape) * itemSize} and {@code end} within
- * the data section; no two tensors may share a byte. Unlike the reference, gaps between tensors
- * and bytes after the last tensor are accepted (the reference requires the tensors to tile the
- * data section exactly), and offsets need not be aligned to the item size.
+ * the data section; no two tensors may share a byte; the data section ends with the last tensor (trailing
+ * bytes are refused, as the reference does). Unlike the reference, gaps between tensors are accepted, and
+ * offsets need not be aligned to the item size.
  *
  * <p>The JSON tree of the header is held in memory while parsing; it can take several times
  * the header length, so callers opening untrusted files with a small heap should pass a smaller
@@ -200,6 +200,12 @@ public final class SafetensorsFile {
             if (widest == null || e.end() > widest.end()) {
                 widest = e;
             }
+        }
+        long covered = widest == null ? 0 : widest.end();
+        if (covered < dataSize) {
+            // the reference library refuses bytes no tensor covers; bytes after the last tensor would be silently lost
+            throw new FormatException(file, dataStart + covered, "the data section to end with the last tensor at "
+                    + "data offset " + covered, (dataSize - covered) + " more bytes (a file of " + size + " bytes)");
         }
         List<Tensor> tensors = new ArrayList<>(entries.size());
         for (Entry e : entries) {

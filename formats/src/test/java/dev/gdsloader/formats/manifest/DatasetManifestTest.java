@@ -225,4 +225,21 @@ class DatasetManifestTest {
                 () -> new ShardEntry("a", "c", 0, 0, 0x1_0000_0000L));
         assertThrows(IllegalArgumentException.class, () -> ShardFormat.fromJsonName("NPY"));
     }
+
+    @org.junit.jupiter.api.Test
+    void verifyFindsWrongRecordCountsAndShardsTheManifestDoesNotList(@org.junit.jupiter.api.io.TempDir java.nio.file.Path d)
+            throws java.io.IOException {
+        dev.gdsloader.formats.npy.NpyWriter.write(d.resolve("a-00000.npy"), dev.gdsloader.formats.DType.UINT8, new long[] {4, 2},
+                new byte[8]);
+        DatasetManifest.builder(ShardFormat.NPY).column("a", dev.gdsloader.formats.DType.UINT8, 2).shard("a-00000.npy", "a", 5)
+                .build(d).write(d);
+        dev.gdsloader.formats.npy.NpyWriter.write(d.resolve("a-00001.npy"), dev.gdsloader.formats.DType.UINT8, new long[] {1, 2},
+                new byte[2]);
+        java.util.List<String> problems = DatasetManifest.read(d.resolve(DatasetManifest.FILE_NAME)).verify(d);
+        org.junit.jupiter.api.Assertions.assertEquals(2, problems.size(), problems.toString());
+        org.junit.jupiter.api.Assertions.assertTrue(problems.get(0).contains("holds 4 records") && problems.get(0).contains("lists 5"),
+                problems.get(0));
+        org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("a-00001.npy") && problems.get(1).contains("does not list"),
+                problems.get(1));
+    }
 }

@@ -175,13 +175,17 @@ class SafetensorsRoundTripTest {
     }
 
     @Test
-    void gapsAndTrailingBytesAndOutOfOrderEntriesAreAccepted() throws IOException {
+    void gapsAndOutOfOrderEntriesAreAcceptedButTrailingBytesAreRefused() throws IOException {
         String header = "{\"b\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[16,20]},"
                 + "\"e\":{\"dtype\":\"I16\",\"shape\":[0],\"data_offsets\":[2,2]},"
                 + "\"a\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
-        Path f = StBytes.write(dir, "gap.safetensors", header, 32);
+        Path f = StBytes.write(dir, "gap.safetensors", header, 20);
         SafetensorsFile st = SafetensorsFile.open(f);
         assertEquals(List.of("a", "e", "b"), st.names());
+        Path trailing = StBytes.write(dir, "trailing.safetensors", header, 32);
+        dev.gdsloader.formats.FormatException e = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gdsloader.formats.FormatException.class, () -> SafetensorsFile.open(trailing));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("12 more bytes"), e.getMessage());
     }
 
     static byte[] slice(byte[] file, RecordExtent x) {

@@ -114,7 +114,7 @@ public final class Dataset {
                 Path f = e.resolve(dir);
                 if (!Files.isRegularFile(f)) {
                     throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": shard " + e.file() + " of column '"
-                            + c.name() + "' is " + kind(f));
+                            + c.name() + "' cannot be read: " + kind(f));
                 }
                 List<RecordLayout> parts = openShards(f, c.name());
                 long records = parts.stream().mapToLong(RecordLayout::recordCount).sum();
@@ -132,6 +132,16 @@ public final class Dataset {
         }
         if (columns.isEmpty()) {
             throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": lists no columns");
+        }
+        java.util.Set<Path> listed = new java.util.HashSet<>();
+        m.shards().forEach(e -> listed.add(e.resolve(dir).normalize()));
+        try (Stream<Path> s = Files.list(dir)) {
+            List<Path> unlisted = s.filter(p -> extension(p) != null && !listed.contains(p.normalize())).sorted().toList();
+            if (!unlisted.isEmpty()) {
+                java.util.logging.Logger.getLogger(Dataset.class.getName()).warning(() -> dir + ": " + unlisted.size()
+                        + " shard file(s) that dataset.json does not list are not loaded: " + unlisted.stream().limit(5)
+                        .map(p -> p.getFileName().toString()).toList());
+            }
         }
         return new Dataset(dir, columns);
     }
@@ -175,7 +185,8 @@ public final class Dataset {
         if (n.endsWith(".safetensors")) {
             return SafetensorsFile.open(file).records(column);
         }
-        throw new IOException(file + ": unknown shard format (expected .npy, .bin or .safetensors)");
+        throw new IOException(file + (Files.isDirectory(file) ? ": is a directory, not a shard file"
+                : ": unknown shard format (expected .npy, .bin, .safetensors or .arrow)"));
     }
 
     /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
