@@ -38,7 +38,7 @@ final class InspectCommand implements Callable<Integer> {
                 }
                 continue;
             }
-            if (f.getFileName().toString().endsWith(".arrow")) {
+            if (f.getFileName().toString().endsWith(".arrow") || f.getFileName().toString().endsWith(".arrows")) {
                 ArrowIpcFile a = ArrowIpcFile.open(f);
                 System.out.printf(Locale.ROOT, "  schema        %s%n  batches       %d%n", a.schema(), a.batchCount());
                 for (int b = 0; b < a.batchCount(); b++) {

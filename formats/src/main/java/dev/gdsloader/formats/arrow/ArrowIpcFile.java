@@ -34,8 +34,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * fixed-width column of one batch as a {@link RecordLayout}: primitive integers and floats, {@code
  * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
  * 784-byte image). Columns with nulls, variable-length, bit-packed bool, dictionary-encoded columns and compressed
- * bodies are refused by name, column and batch. The IPC stream format is detected at offset 0 and refused by
- * name. Immutable and thread-safe; holds no open file.
+ * bodies are refused by name, column and batch. The IPC stream format (it starts with {@code FF FF FF FF}) is
+ * detected at offset 0 and read by scanning its messages. Immutable and thread-safe; holds no open file.
  */
 public final class ArrowIpcFile {
     /** Largest footer or record-batch metadata accepted, bytes: metadata is small; a larger value is damage. */
@@ -76,8 +76,7 @@ public final class ArrowIpcFile {
             byte[] head = read(ch, file, 0, (int) Math.min(8, size));
             if (head.length >= 4 && head[0] == (byte) 0xFF && head[1] == (byte) 0xFF && head[2] == (byte) 0xFF
                     && head[3] == (byte) 0xFF) {
-                throw new FormatException(file, 0, "the Arrow IPC stream format (it starts with FF FF FF FF): only the IPC "
-                        + "file format (.arrow, Feather v2) is read; write it with pyarrow.ipc.new_file");
+                return openStream(ch, file, size);
             }
             if (size < 2L * MAGIC.length + 4 || !Arrays.equals(Arrays.copyOf(head, MAGIC.length), MAGIC)) {
                 throw new FormatException(file, 0, "the Arrow file magic 'ARROW1'", quote(head));
@@ -122,6 +121,66 @@ public final class ArrowIpcFile {
             }
             return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
         }
+    }
+
+    /**
+     * Reads the IPC stream format by scanning its messages: a Schema message, then record batches, until the
+     * end-of-stream marker or the end of the file. Dictionary batches are refused (dictionary columns are not
+     * supported on the device path).
+     */
+    private static ArrowIpcFile openStream(FileChannel ch, Path file, long size) throws IOException {
+        Schema schema = null;
+        List<BatchInfo> batches = new ArrayList<>();
+        long pos = 0;
+        while (pos + 8 <= size) {
+            ByteBuffer prefix = ByteBuffer.wrap(read(ch, file, pos, 8)).order(ByteOrder.LITTLE_ENDIAN);
+            int marker = prefix.getInt();
+            int length = prefix.getInt();
+            if (marker != -1) {
+                throw new FormatException(file, pos, "a message continuation marker FF FF FF FF", Integer.toHexString(marker));
+            }
+            if (length == 0) {
+                break; // end-of-stream marker
+            }
+            if (length < 0 || length > MAX_METADATA_BYTES || pos + 8 + length > size) {
+                throw new FormatException(file, pos + 4, "message metadata that fits the file of " + size + " bytes", length + " bytes");
+            }
+            byte[] meta = read(ch, file, pos + 8, length);
+            long bodyLength;
+            byte type;
+            Message m;
+            try {
+                m = Message.getRootAsMessage(ByteBuffer.wrap(meta).order(ByteOrder.LITTLE_ENDIAN));
+                bodyLength = m.bodyLength();
+                type = m.headerType();
+            } catch (RuntimeException e) {
+                throw new FormatException(file, pos + 8, "an Arrow message (flatbuffer)", "bytes that do not parse: " + e);
+            }
+            long bodyOffset = pos + 8 + length;
+            if (bodyLength < 0 || bodyOffset > size - bodyLength) {
+                throw new FormatException(file, pos, "a message body inside the file of " + size + " bytes", bodyLength + " bytes");
+            }
+            if (type == MessageHeader.Schema) {
+                try {
+                    schema = Schema.convertSchema((org.apache.arrow.flatbuf.Schema) m.header(new org.apache.arrow.flatbuf.Schema()));
+                } catch (RuntimeException e) {
+                    throw new FormatException(file, pos + 8, "an Arrow schema (flatbuffer)", "bytes that do not parse: " + e);
+                }
+            } else if (type == MessageHeader.RecordBatch) {
+                if (schema == null) {
+                    throw new FormatException(file, pos, "a Schema message before the first record batch", "a record batch");
+                }
+                batches.add(batch(ch, file, size, pos, 8 + length, bodyLength));
+            } else if (type == MessageHeader.DictionaryBatch) {
+                throw new FormatException(file, pos, "no dictionary batches: dictionary-encoded columns are not supported on "
+                        + "the device path");
+            }
+            pos = bodyOffset + bodyLength;
+        }
+        if (schema == null) {
+            throw new FormatException(file, 0, "an Arrow IPC stream starting with a Schema message", "none");
+        }
+        return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
     }
 
     private static BatchInfo batch(FileChannel ch, Path file, long size, long offset, int metaLength, long bodyLength)

@@ -29,8 +29,8 @@ import java.util.stream.Stream;
  * no open files.
  */
 public final class Dataset {
-    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors|arrow)$");
-    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors", ".arrow");
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors|arrow|arrows)$");
+    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors", ".arrows", ".arrow");
 
     private final Path root;
     private final List<Column> columns;
@@ -155,7 +155,8 @@ public final class Dataset {
      * @throws IOException if the file is malformed or of an unknown format
      */
     public static List<RecordLayout> openShards(Path file, String column) throws IOException {
-        if (file.getFileName().toString().endsWith(".arrow")) {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".arrow") || name.endsWith(".arrows")) {
             ArrowIpcFile a = ArrowIpcFile.open(file);
             List<RecordLayout> runs = new ArrayList<>();
             for (int b = 0; b < a.batchCount(); b++) {
@@ -240,8 +241,9 @@ public final class Dataset {
     private static void add(Map<String, List<RecordLayout>> byColumn, Map<String, List<String>> stemColumns, String stem,
                             Path file) throws IOException {
         String fn = file.getFileName().toString();
-        if (fn.endsWith(".arrow") || fn.endsWith(".safetensors")) {
-            List<String> names = fn.endsWith(".arrow") ? ArrowIpcFile.open(file).columns() : SafetensorsFile.open(file).names();
+        boolean arrow = fn.endsWith(".arrow") || fn.endsWith(".arrows");
+        if (arrow || fn.endsWith(".safetensors")) {
+            List<String> names = arrow ? ArrowIpcFile.open(file).columns() : SafetensorsFile.open(file).names();
             List<String> before = stemColumns.putIfAbsent(stem, names);
             if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
                 throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before
