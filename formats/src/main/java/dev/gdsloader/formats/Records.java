@@ -34,6 +34,7 @@ public record Records(Path file, DType dtype, long[] shape, long recordCount, lo
         return shape.clone();
     }
 
+    /** @return the record shape (a copy); the same as {@link #recordShape()} */
     @Override
     public long[] shape() {
         return shape.clone();

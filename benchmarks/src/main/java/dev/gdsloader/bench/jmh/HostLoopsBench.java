@@ -54,6 +54,10 @@ public class HostLoopsBench {
 
     private Path dir;
     private Dataset dataset;
+
+    /** Creates the benchmark state; JMH calls {@link #setUp()} before the first iteration. */
+    public HostLoopsBench() {
+    }
     private EpochOrder sequential;
     private EpochOrder shuffled;
     private SlotPlan plan;
