@@ -61,12 +61,14 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final long startIoNanos;
     private Object next;
     private volatile boolean closed;
+    private volatile boolean stopped;
     private long batches;
     private long bytes;
     private long storageBytes;
     private long stallNanos;
     private long lastNanos;
     private long delivered;
+    private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, List<Slot> slots,
                   SlotViews[] slotViews, IoEngine engine, Executor pool, long ioTimeoutNanos) {
@@ -112,6 +114,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     @Override
     public boolean hasNext() {
+        if (stopped) {
+            return false; // a newer epoch took over the slots, or the loader closed
+        }
         if (next == null) {
             long t0 = System.nanoTime();
             try {
@@ -174,6 +179,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         bytes += plan.bytes();
         storageBytes += read;
         lastNanos = System.nanoTime();
+        outstanding.incrementAndGet();
         return new Batch(plan.index(), order, plan.from(), plan.records(), sv.list, engine.pathTaken(), slot.ready(),
                 slot.index(), this::release);
     }
@@ -201,11 +207,17 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     }
 
     private void release(Batch b, CudaStream consumerStream) {
+        outstanding.decrementAndGet();
         Slot s = slots.get(b.slot);
         if (consumerStream != null) {
             s.releaseOn(consumerStream);
         }
         free.offer(s);
+    }
+
+    /** @return batches handed to the consumer and not yet released */
+    int outstanding() {
+        return outstanding.get();
     }
 
     /** @return the epoch's order */
@@ -234,6 +246,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
      */
     boolean stop(long timeoutMillis) {
         closed = true;
+        stopped = true;
         reader.interrupt();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         try {

@@ -309,10 +309,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     }
 
     /**
-     * Starts an epoch.
+     * Starts an epoch. An epoch the consumer left early (breaking out of its loop) is stopped first, as
+     * PyTorch's DataLoader does when a new iterator is made; the new epoch is the next one.
      *
      * @return an iterator over the epoch's batches, in order
-     * @throws IllegalStateException if the loader is closed or another epoch is still running
+     * @throws IllegalStateException if the loader is closed, or the previous epoch still has batches the
+     *     consumer has not released (naming how many)
      */
     @Override
     public Iterator<Batch> iterator() {
@@ -320,11 +322,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             throw new IllegalStateException("loader is closed");
         }
         if (epoch != null) {
-            if (epoch.hasNext()) {
-                throw new IllegalStateException("the previous epoch is still running: finish it or close the loader");
+            // a finished epoch, or one the consumer left early (a break out of its loop): stop it, once every
+            // batch it handed out is back, since a new epoch refills every slot
+            int held = epoch.outstanding();
+            if (held > 0) {
+                throw new IllegalStateException("epoch " + epoch.order().epoch() + " still has " + held
+                        + " unreleased batch(es): release them before starting another epoch");
             }
             lastStats = epoch.stats();
-            epoch.close();
+            if (!epoch.stop(10_000)) {
+                throw new IllegalStateException("reads of epoch " + epoch.order().epoch() + " are still blocked after 10 s");
+            }
         }
         long e = nextEpoch++;
         long skip = resumeBatches;
