@@ -62,6 +62,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private Object next;
     private volatile boolean closed;
     private volatile boolean stopped;
+    private volatile boolean readerDone;
     private long batches;
     private long bytes;
     private long storageBytes;
@@ -93,6 +94,14 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     private void readLoop() {
         try {
+            readBatches();
+        } finally {
+            readerDone = true; // whatever ended the reader, hasNext() must not wait for it any more
+        }
+    }
+
+    private void readBatches() {
+        try {
             for (long b = firstBatch; b < endBatch; b++) {
                 Slot s = free.take();
                 if (closed) {
@@ -120,7 +129,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         if (next == null) {
             long t0 = System.nanoTime();
             try {
-                next = ready.take();
+                while ((next = ready.poll(50, TimeUnit.MILLISECONDS)) == null) {
+                    if (readerDone && ready.isEmpty()) {
+                        next = END; // the reader stopped (closed, timed out or failed) and left nothing more
+                    }
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for a batch", e);
@@ -157,6 +170,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             throw new UncheckedIOException(new IOException(plan.describe() + ": reads did not finish within "
                     + TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos) + " ms (" + stalledRanges(plan) + "): storage stalled"));
         } catch (InterruptedException e) {
+            next = slot; // keep the slot: the next call waits for it again instead of losing it from the ring
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for " + plan.describe(), e);
         } catch (IOException e) {

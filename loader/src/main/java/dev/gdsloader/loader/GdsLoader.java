@@ -201,8 +201,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 }
                 slotViews[slot.index()] = new EpochPipeline.SlotViews(new SlotPlan(maxPieces), views);
             }
-        } catch (IOException | RuntimeException e) {
-            close();
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            close(); // frees the slots already made and the engine's files
             throw e;
         }
     }

@@ -27,7 +27,13 @@ public final class HostEngine extends StagedEngine {
 
     @Override
     protected Slot allocateSlot(int index, SlotLayout layout) {
-        return new Slot.Builder(index, layout).withHostMemory().build();
+        Slot.Builder b = new Slot.Builder(index, layout);
+        try {
+            return b.withHostMemory().build();
+        } catch (RuntimeException | OutOfMemoryError e) {
+            b.abandon();
+            throw e;
+        }
     }
 
     @Override

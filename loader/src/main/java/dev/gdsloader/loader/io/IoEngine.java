@@ -143,6 +143,7 @@ public abstract class IoEngine implements AutoCloseable {
     public void start(SlotPlan plan, Slot slot, Executor pool) {
         SlotLoad l = loads[slot.index()];
         l.reset();
+        l.inFlight = true;
         for (int c = 0; c < plan.columnCount(); c++) {
             chunks(slot, plan.column(c), l);
         }
@@ -192,7 +193,8 @@ public abstract class IoEngine implements AutoCloseable {
      */
     public boolean quiesce(long deadlineNanos) {
         for (SlotLoad l : loads) {
-            while (l != null && l.pending.get() > 0) {
+            // in flight until complete() has finished: pending reaches 0 before the ready event is recorded
+            while (l != null && l.inFlight) {
                 if (System.nanoTime() > deadlineNanos) {
                     return false;
                 }
@@ -218,6 +220,7 @@ public abstract class IoEngine implements AutoCloseable {
         private final AtomicLong bytes = new AtomicLong();
         private final Semaphore done = new Semaphore(0);
         private volatile Throwable error;
+        private volatile boolean inFlight;
         private int count;
 
         SlotLoad(Slot slot, int capacity) {
@@ -291,6 +294,7 @@ public abstract class IoEngine implements AutoCloseable {
                 error = e;
             } finally {
                 done.release();
+                inFlight = false;
             }
         }
     }
