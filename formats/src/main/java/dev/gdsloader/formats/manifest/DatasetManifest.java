@@ -14,10 +14,8 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -291,28 +289,7 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
         Files.createDirectories(dir);
         Path target = dir.resolve(FILE_NAME);
         byte[] bytes = toJson().getBytes(StandardCharsets.UTF_8);
-        Path tmp = Files.createTempFile(dir, "." + FILE_NAME, ".tmp");
-        try {
-            Files.write(tmp, bytes);
-            try { // temp files are created 0600; a manifest or sidecar must be as readable as its shards
-                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-            } catch (UnsupportedOperationException ignored) {
-                // not a POSIX filesystem: its default permissions apply
-            }
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
-                        StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
+        dev.gdsloader.formats.AtomicFiles.replace(target, bytes);
     }
 
     /**

@@ -10,10 +10,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
 
@@ -72,7 +70,7 @@ public final class RawWriter {
                     ch.write(src);
                 }
             }
-            replace(sidecarFile, sidecar);
+            dev.gdsloader.formats.AtomicFiles.replace(sidecarFile, sidecar);
         } catch (IOException | RuntimeException e) {
             deleteQuietly(binFile, e);
             deleteQuietly(sidecarFile, e);
@@ -105,7 +103,8 @@ public final class RawWriter {
             throw new IllegalArgumentException(count + " records of " + recordBytes
                     + " bytes overflow a long", e);
         }
-        replace(RawShard.sidecarOf(binFile), sidecarJson(dtype, shape, recordBytes, count));
+        dev.gdsloader.formats.AtomicFiles.replace(RawShard.sidecarOf(binFile),
+                sidecarJson(dtype, shape, recordBytes, count));
     }
 
     private static byte[] sidecarJson(DType dtype, long[] shape, long recordBytes, long count) {
@@ -124,29 +123,6 @@ public final class RawWriter {
                     java.nio.charset.StandardCharsets.UTF_8);
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e); // not reached for a tree of strings and numbers
-        }
-    }
-
-    /** Writes {@code bytes} to a temporary sibling, then renames it over {@code target}. */
-    static void replace(Path target, byte[] bytes) throws IOException {
-        Path dir = target.toAbsolutePath().getParent();
-        Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
-        try {
-            Files.write(tmp, bytes);
-            try { // temp files are created 0600; a manifest or sidecar must be as readable as its shards
-                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-            } catch (UnsupportedOperationException ignored) {
-                // not a POSIX filesystem: its default permissions apply
-            }
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
-                        StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException | RuntimeException e) {
-            deleteQuietly(tmp, e);
-            throw e;
         }
     }
 
