@@ -4,23 +4,18 @@
 # Cold: page cache dropped before each reader. Warm: data in the page cache, buffered reads for everyone.
 # Pack first: benchmarks/device/pack.sh
 set -u
-cd "$(dirname "$0")/../.."
-work="${WORK:-$PWD/.work}"
-mkdir -p "$work"
+source "$(dirname "$0")/common.sh"
 source .device/env.sh
-gds() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
-          -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@" 2>&1 | grep -v '^INFO: gdsloader path\|^round \|^measuring\|^computing\|^\['; }
-drop() { sync; echo 3 > /proc/sys/vm/drop_caches; sleep 1; }
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
-gds generate --out "$work/p4" --size 4GiB --shards 16
+gdsq generate --out "$work/p4" --size 4GiB --shards 16
 echo "=== cold: gds-loader, 3 rounds (page cache dropped before every measurement), naive baseline and copy ceilings"
-gds bench --drop-caches --rounds 3 --paths GDS,BOUNCE "$work/p4"
+gdsq bench --drop-caches --rounds 3 --paths GDS,BOUNCE "$work/p4"
 echo "=== cold: peers (torch.cuda.gds three times)"
 for i in 1 2 3; do drop; python3 benchmarks/peers/torch_gds.py "$work/p4"; done
 drop; python3 benchmarks/peers/torch_dataloader.py "$work/p4"
 echo "=== warm (page cache): gds-loader, buffered reads, 16 threads, no per-batch check"
 cat "$work"/p4/*.npy > /dev/null
-gds bench --no-direct --no-verify --paths BOUNCE --threads 16 --rounds 2 "$work/p4"
+gdsq bench --no-direct --no-verify --paths BOUNCE --threads 16 --rounds 2 "$work/p4"
 echo "=== warm (page cache): PyTorch DataLoader"
 python3 benchmarks/peers/torch_dataloader.py "$work/p4"
 rm -rf "$work"

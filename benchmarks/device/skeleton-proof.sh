@@ -7,11 +7,7 @@
 #   benchmarks/device/pack.sh --data ../shared/datasets/fashion-mnist
 # then run it there with .device carried: bash benchmarks/device/skeleton-proof.sh
 set -u
-cd "$(dirname "$0")/../.."
-work="${WORK:-$PWD/.work}"
-mkdir -p "$work"
-gds() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' \
-          -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain "$@"; }
+source "$(dirname "$0")/common.sh"
 echo "=== storage: $(df -hT "$work" | tail -1)"
 
 echo "=== 1. no udev records for the disk (DEVICE_NO_UDEV_FIX=1)"
