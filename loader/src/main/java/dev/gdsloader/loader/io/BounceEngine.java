@@ -27,13 +27,7 @@ public final class BounceEngine extends StagedEngine {
 
     @Override
     protected Slot allocateSlot(int index, SlotLayout layout) {
-        Slot.Builder b = new Slot.Builder(index, layout);
-        try {
-            return b.withDevice().withPinnedStaging().build();
-        } catch (RuntimeException e) {
-            b.abandon();
-            throw e;
-        }
+        return Slot.assemble(index, layout, b -> b.withDevice().withPinnedStaging());
     }
 
     @Override

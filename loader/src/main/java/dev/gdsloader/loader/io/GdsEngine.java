@@ -54,13 +54,7 @@ public final class GdsEngine extends IoEngine {
 
     @Override
     protected Slot allocateSlot(int index, SlotLayout layout) throws IOException {
-        Slot.Builder b = new Slot.Builder(index, layout);
-        try {
-            return b.withDevice().withCuFileRegistration().build();
-        } catch (IOException | RuntimeException e) {
-            b.abandon();
-            throw e;
-        }
+        return Slot.assemble(index, layout, b -> b.withDevice().withCuFileRegistration());
     }
 
     @Override

@@ -27,13 +27,7 @@ public final class HostEngine extends StagedEngine {
 
     @Override
     protected Slot allocateSlot(int index, SlotLayout layout) {
-        Slot.Builder b = new Slot.Builder(index, layout);
-        try {
-            return b.withHostMemory().build();
-        } catch (RuntimeException | OutOfMemoryError e) {
-            b.abandon();
-            throw e;
-        }
+        return Slot.assemble(index, layout, b -> b.withHostMemory());
     }
 
     @Override

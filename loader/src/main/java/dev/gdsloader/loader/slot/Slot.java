@@ -156,8 +156,49 @@ public final class Slot implements AutoCloseable {
     }
 
     /**
-     * Assembles a slot; each setter hands ownership of the resource to the slot being built. If
-     * {@link #build()} is never reached, {@link #abandon()} frees what was handed over.
+     * Allocates what a slot of one read path needs, on a {@link Builder}.
+     *
+     * @param <E> the checked exception the allocation may throw ({@link RuntimeException} where none)
+     */
+    @FunctionalInterface
+    public interface Recipe<E extends Exception> {
+        /**
+         * @param builder the slot being built; each {@code with...} call hands its resource to it
+         * @throws E if an allocation fails
+         */
+        void allocate(Builder builder) throws E;
+    }
+
+    /**
+     * Builds one slot of the ring: runs {@code recipe} and returns the slot owning everything it allocated.
+     * If the recipe throws (an exception or an error, such as running out of host memory), whatever it had
+     * allocated is freed before the throwable propagates, so a half-built slot never leaks.
+     *
+     * @param index position in the ring
+     * @param layout region layout
+     * @param recipe the allocations, e.g. {@code b -> b.withDevice().withPinnedStaging()}
+     * @param <E> the checked exception the recipe may throw
+     * @return the slot; the caller owns it and closes it
+     * @throws E what the recipe threw, after freeing its allocations
+     */
+    public static <E extends Exception> Slot assemble(int index, SlotLayout layout, Recipe<E> recipe) throws E {
+        Builder b = new Builder(index, layout);
+        try {
+            recipe.allocate(b);
+        } catch (Throwable t) {
+            try {
+                new Slot(b).close();
+            } catch (Throwable c) {
+                t.addSuppressed(c);
+            }
+            throw t;
+        }
+        return new Slot(b);
+    }
+
+    /**
+     * Collects a slot's resources for {@link #assemble}; each {@code with...} call hands ownership of what it
+     * allocates to the slot being built. Not thread-safe; used by one thread during {@link #assemble}.
      */
     public static final class Builder {
         private final int index;
@@ -171,11 +212,7 @@ public final class Slot implements AutoCloseable {
         private CudaEvent released;
         private CuFileBufferRegistration registration;
 
-        /**
-         * @param index position in the ring
-         * @param layout region layout
-         */
-        public Builder(int index, SlotLayout layout) {
+        private Builder(int index, SlotLayout layout) {
             this.index = index;
             this.layout = layout;
         }
@@ -225,14 +262,5 @@ public final class Slot implements AutoCloseable {
             return this;
         }
 
-        /** @return the slot, owning everything allocated */
-        public Slot build() {
-            return new Slot(this);
-        }
-
-        /** Frees whatever was allocated, for when building fails half-way. */
-        public void abandon() {
-            new Slot(this).close();
-        }
     }
 }
