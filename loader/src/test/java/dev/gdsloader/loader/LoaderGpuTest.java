@@ -96,7 +96,7 @@ class LoaderGpuTest {
                 new long[] {1000, 3}, f.array()));
         Path file = dir.resolve("t-00000.safetensors");
         dev.gdsloader.formats.safetensors.SafetensorsWriter.write(file, t, java.util.Map.of());
-        var d = dev.gdsloader.loader.dataset.Dataset.ofShards(dir, List.of(file)).select(List.of("values"));
+        var d = dev.gdsloader.loader.dataset.Dataset.ofShards(dir, List.of(file), List.of("values"));
         java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
         try (GdsLoader loader = GdsLoader.builder(d).batchSize(300).path(path).build(); CudaStream s = CudaStream.create()) {
             for (Batch b : loader) {

@@ -82,7 +82,7 @@ public final class Dataset {
             if (kinds.size() > 1) {
                 throw new IOException(dirOrFile + ": mixes shard formats " + kinds + ": one format per dataset directory");
             }
-            return group(dirOrFile, files, true);
+            return new Dataset(dirOrFile, group(dirOrFile, files, true));
         }
         return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
     }
@@ -95,9 +95,37 @@ public final class Dataset {
      * @param files shard files
      * @return the dataset
      * @throws IOException if a shard is malformed
+     * @throws IllegalArgumentException if the columns disagree on record counts
      */
     public static Dataset ofShards(Path root, List<Path> files) throws IOException {
-        return group(root, files, false);
+        return ofShards(root, files, List.of());
+    }
+
+    /**
+     * Like {@link #ofShards(Path, List)}, keeping only the named columns (in that order) before the columns'
+     * record counts are compared: a safetensors file whose tensors differ in length along their first axis
+     * (a checkpoint's weights, say) can still be loaded by the tensors that do agree.
+     *
+     * @param root directory to name in messages
+     * @param files shard files
+     * @param columns columns (tensors, Arrow columns) to keep; empty keeps all
+     * @return the dataset
+     * @throws IOException if a shard is malformed
+     * @throws IllegalArgumentException if a named column does not exist, or the kept columns disagree on
+     *     record counts
+     */
+    public static Dataset ofShards(Path root, List<Path> files, List<String> columns) throws IOException {
+        List<Column> all = group(root, files, false);
+        if (columns.isEmpty()) {
+            return new Dataset(root, all);
+        }
+        List<Column> kept = new ArrayList<>();
+        for (String name : columns) {
+            kept.add(all.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
+                    new IllegalArgumentException(root + ": no column '" + name + "'; columns are "
+                            + all.stream().map(Column::name).toList())));
+        }
+        return new Dataset(root, kept);
     }
 
     private static String extension(Path p) {
@@ -191,7 +219,7 @@ public final class Dataset {
     }
 
     /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
-    private static Dataset group(Path root, List<Path> files, boolean wholeColumns) throws IOException {
+    private static List<Column> group(Path root, List<Path> files, boolean wholeColumns) throws IOException {
         record Named(String column, long number, Path file) { }
         List<Named> named = new ArrayList<>();
         for (Path f : files) {
@@ -231,7 +259,7 @@ public final class Dataset {
         }
         List<Column> columns = new ArrayList<>();
         byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
-        return new Dataset(root, columns);
+        return columns;
     }
 
     /**

@@ -145,17 +145,22 @@ class DatasetFormatsTest {
 
     @Test
     void aFloat32TensorAtAnOddOffsetArrivesAlignedAndExact() throws IOException {
-        // a u8 tensor of 3 bytes first, so the f32 tensor's data starts at an odd file offset
+        // a u8 tensor of 5 bytes first, so the f32 tensor's data starts at an odd file offset; its 5 records
+        // disagree with the 3 of 'values', so only a dataset of 'values' alone can be built
         ByteBuffer f = ByteBuffer.allocate(6 * 4).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < 6; i++) {
             f.putFloat(i * 1.5f);
         }
         Map<String, TensorData> tensors = new LinkedHashMap<>();
-        tensors.put("odd", new TensorData(DType.UINT8, new long[] {3}, new byte[] {1, 2, 3}));
+        tensors.put("odd", new TensorData(DType.UINT8, new long[] {5}, new byte[] {1, 2, 3, 4, 5}));
         tensors.put("values", new TensorData(DType.FLOAT32, new long[] {3, 2}, f.array()));
         Path file = dir.resolve("t-00000.safetensors");
         SafetensorsWriter.write(file, tensors, Map.of());
-        Dataset d = Dataset.ofShards(dir, java.util.List.of(file)).select(java.util.List.of("values"));
+        IllegalArgumentException all = assertThrows(IllegalArgumentException.class,
+                () -> Dataset.ofShards(dir, java.util.List.of(file)));
+        assertTrue(all.getMessage().contains("'values' has 3 records but column 'odd' has 5")
+                || all.getMessage().contains("'odd' has 5 records but column 'values' has 3"), all.getMessage());
+        Dataset d = Dataset.ofShards(dir, java.util.List.of(file), java.util.List.of("values"));
         try (GdsLoader loader = GdsLoader.builder(d).batchSize(3).path(ReadPath.HOST).build()) {
             for (Batch b : loader) {
                 try (b) {
