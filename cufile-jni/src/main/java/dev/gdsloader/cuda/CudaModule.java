@@ -18,6 +18,8 @@ import jcuda.driver.JCudaDriver;
  */
 public final class CudaModule extends NativeResource {
     private final CUmodule module = new CUmodule();
+    /** Kernels looked up so far, by name: a launch per batch should not look its kernel up again. */
+    private final java.util.Map<String, CUfunction> functions = new java.util.concurrent.ConcurrentHashMap<>();
 
     private CudaModule(String ptx) {
         byte[] text = (ptx + "\0").getBytes(StandardCharsets.US_ASCII);
@@ -53,19 +55,24 @@ public final class CudaModule extends NativeResource {
      */
     public void launch(String kernel, int gridX, int blockX, CudaStream stream, long... args) {
         checkOpen();
+        CUfunction f = functions.computeIfAbsent(kernel, this::function);
+        Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = Pointer.to(new long[] {args[i]});
+        }
+        int rc = JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, 0, new CUstream(stream.stream), Pointer.to(params), null);
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new CudaException("cuLaunchKernel(" + kernel + ")", rc, CUresult.stringFor(rc));
+        }
+    }
+
+    private CUfunction function(String kernel) {
         CUfunction f = new CUfunction();
         int rc = JCudaDriver.cuModuleGetFunction(f, module, kernel);
         if (rc != CUresult.CUDA_SUCCESS) {
             throw new CudaException("cuModuleGetFunction(" + kernel + ")", rc, CUresult.stringFor(rc));
         }
-        Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = Pointer.to(new long[] {args[i]});
-        }
-        rc = JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, 0, new CUstream(stream.stream), Pointer.to(params), null);
-        if (rc != CUresult.CUDA_SUCCESS) {
-            throw new CudaException("cuLaunchKernel(" + kernel + ")", rc, CUresult.stringFor(rc));
-        }
+        return f;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.gdsloader.cufile;
 
 import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.JavaCppPointers;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.bytedeco.cuda.cufile.CUfileError_t;
 import org.bytedeco.cuda.global.cufile;

@@ -1,6 +1,7 @@
 package dev.gdsloader.cufile;
 
 import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.JavaCppPointers;
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
 import java.nio.file.Path;
