@@ -1,7 +1,10 @@
 package dev.gdsloader.cli;
 
+import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.arrow.ArrowIpcFile;
+import dev.gdsloader.formats.arrow.CompressedArrowRecords;
+import dev.gdsloader.formats.npy.NpzArchive;
 import dev.gdsloader.formats.safetensors.SafetensorsFile;
 import dev.gdsloader.formats.safetensors.Tensor;
 import dev.gdsloader.loader.dataset.Dataset;
@@ -20,7 +23,7 @@ import picocli.CommandLine.Parameters;
         description = "Print the structure of shard files (records, dtype, record shape, byte extents, alignment), read "
                 + "from their headers; exit 2 with the error (file, byte offset, what was expected) on a malformed file.")
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", description = "shard files: .npy, .bin (with .bin.json), .safetensors, .arrow")
+    @Parameters(arity = "1..*", description = "shard files: .npy, .npz, .bin (with .bin.json), .safetensors, .arrow")
     List<Path> files;
 
     @Override
@@ -42,12 +45,14 @@ final class InspectCommand implements Callable<Integer> {
                 ArrowIpcFile a = ArrowIpcFile.open(f);
                 System.out.printf(Locale.ROOT, "  schema        %s%n  batches       %d%n", a.schema(), a.batchCount());
                 for (int b = 0; b < a.batchCount(); b++) {
+                    System.out.printf(Locale.ROOT, "  batch %d      %d rows, compression %s%n", b, a.rows(b), a.compression(b));
+                }
+                for (int b = 0; b < a.batchCount(); b++) {
                     for (String c : a.columns()) {
                         try {
                             RecordLayout l = a.records(c, b);
-                            System.out.printf(Locale.ROOT, "  batch %d %-8s %d rows of %s%s at bytes %d..%d%n", b, c, l.recordCount(),
-                                    l.dtype(), Arrays.toString(l.recordShape()), l.dataOffset(),
-                                    l.dataOffset() + l.recordCount() * l.recordBytes());
+                            System.out.printf(Locale.ROOT, "  batch %d %-8s %d rows of %s%s %s%n", b, c, l.recordCount(),
+                                    l.dtype(), Arrays.toString(l.recordShape()), extent(l));
                         } catch (dev.gdsloader.formats.FormatException e) {
                             System.out.printf(Locale.ROOT, "  batch %d %-8s not loadable: %s%n", b, c, e.getMessage());
                         }
@@ -55,9 +60,28 @@ final class InspectCommand implements Callable<Integer> {
                 }
                 continue;
             }
+            if (f.getFileName().toString().endsWith(".npz")) {
+                NpzArchive z = NpzArchive.open(f);
+                for (NpzArchive.Member m : z.members()) {
+                    RecordLayout l = m.records();
+                    System.out.printf(Locale.ROOT, "  member %-12s %s, %d of %s%s, %s%n", m.name(), m.method() == 0 ? "stored"
+                            : "deflated (" + m.storedBytes() + " of " + m.size() + " bytes)", l.recordCount(), l.dtype(),
+                            Arrays.toString(l.recordShape()), extent(l));
+                }
+                continue;
+            }
             describe(Dataset.openShard(f, null));
         }
         return 0;
+    }
+
+    /** Where a run's bytes lie: a file extent, or the stored bytes that are decoded on the host. */
+    static String extent(RecordLayout l) {
+        if (l instanceof HostDecodedRecords d) {
+            return "decoded on the host from bytes " + d.storedOffset() + ".." + (d.storedOffset() + d.storedBytes())
+                    + (d instanceof CompressedArrowRecords c ? " (" + c.codec() + ")" : " (deflate)");
+        }
+        return "at bytes " + l.dataOffset() + ".." + (l.dataOffset() + l.recordCount() * l.recordBytes());
     }
 
     static void describe(RecordLayout l) {

@@ -29,6 +29,8 @@ public class FormatException extends IOException {
     private final transient Path file;
     /** Byte offset of the problem from the start of the file. */
     private final long offset;
+    /** The message without its file and offset prefix. */
+    private final String detail;
 
     /**
      * Creates an exception for a value that differs from what the format requires.
@@ -53,6 +55,7 @@ public class FormatException extends IOException {
         super(describe(file) + ": at byte offset " + offset + ": " + message);
         this.file = file;
         this.offset = offset;
+        this.detail = message;
     }
 
     /**
@@ -80,6 +83,7 @@ public class FormatException extends IOException {
         super(describe(file) + ": at byte offset " + offset + ": " + message, cause);
         this.file = file;
         this.offset = offset;
+        this.detail = message;
     }
 
     /**
@@ -98,6 +102,16 @@ public class FormatException extends IOException {
      */
     public long offset() {
         return offset;
+    }
+
+    /**
+     * Returns what is wrong, without the file and offset, so that a container format (an {@code .npz} member) can
+     * report the problem at its own offset.
+     *
+     * @return the detail, e.g. {@code "expected \\x93NUMPY magic, found 'PK'"}
+     */
+    public String detail() {
+        return detail;
     }
 
     private static String describe(Path file) {

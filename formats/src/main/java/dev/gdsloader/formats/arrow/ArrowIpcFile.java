@@ -2,6 +2,7 @@ package dev.gdsloader.formats.arrow;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
+import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Records;
 import java.io.IOException;
@@ -15,11 +16,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.BodyCompression;
+import org.apache.arrow.flatbuf.BodyCompressionMethod;
+import org.apache.arrow.flatbuf.CompressionType;
 import org.apache.arrow.flatbuf.Footer;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.vector.TypeLayout;
+import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -33,8 +38,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p>One record batch is the natural read unit. {@link #records(String, int)} gives the values of one
  * fixed-width column of one batch as a {@link RecordLayout}: primitive integers and floats, {@code
  * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
- * 784-byte image). Columns with nulls, variable-length, bit-packed bool, dictionary-encoded columns and compressed
- * bodies are refused by name, column and batch. The IPC stream format (it starts with {@code FF FF FF FF}) is
+ * 784-byte image). Columns with nulls, variable-length, bit-packed bool, and dictionary-encoded columns are refused
+ * by name, column and batch. Compressed bodies (LZ4_FRAME, ZSTD) give {@link CompressedArrowRecords}, decoded on
+ * the host with Arrow Java's codecs. The IPC stream format (it starts with {@code FF FF FF FF}) is
  * detected at offset 0 and read by scanning its messages. Immutable and thread-safe; holds no open file.
  */
 public final class ArrowIpcFile {
@@ -46,7 +52,10 @@ public final class ArrowIpcFile {
 
     /** Per record batch: where its body starts, its rows, and its field nodes and buffers. */
     private record BatchInfo(long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
-                             long[] bufferOffset, long[] bufferLength, boolean compressed) {
+                             long[] bufferOffset, long[] bufferLength, CompressionUtil.CodecType codec) {
+        boolean compressed() {
+            return codec != CompressionUtil.CodecType.NO_COMPRESSION;
+        }
     }
 
     private final Path file;
@@ -217,7 +226,7 @@ public final class ArrowIpcFile {
         long[] bufOffset;
         long[] bufLength;
         long rows;
-        boolean compressed;
+        CompressionUtil.CodecType codec;
         try {
             int nodes = rb.nodesLength();
             int buffers = rb.buffersLength();
@@ -241,7 +250,15 @@ public final class ArrowIpcFile {
                 bufLength[i] = rb.buffers(i).length();
             }
             rows = rb.length();
-            compressed = rb.compression() != null;
+            BodyCompression bc = rb.compression();
+            if (bc != null && bc.method() != BodyCompressionMethod.BUFFER) {
+                throw new FormatException(file, offset, "body compression method BUFFER (0)", "method " + bc.method());
+            }
+            if (bc != null && bc.codec() != CompressionType.LZ4_FRAME && bc.codec() != CompressionType.ZSTD) {
+                throw new FormatException(file, offset, "compression codec LZ4_FRAME (0) or ZSTD (1)", "codec " + bc.codec());
+            }
+            codec = bc == null ? CompressionUtil.CodecType.NO_COMPRESSION
+                    : CompressionUtil.CodecType.fromCompressionType(bc.codec());
         } catch (FormatException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -253,7 +270,7 @@ public final class ArrowIpcFile {
                         bufLength[i] + " bytes at body offset " + bufOffset[i]);
             }
         }
-        return new BatchInfo(bodyOffset, bodyLength, rows, nodeLength, nullCount, bufOffset, bufLength, compressed);
+        return new BatchInfo(bodyOffset, bodyLength, rows, nodeLength, nullCount, bufOffset, bufLength, codec);
     }
 
     private static byte[] read(FileChannel ch, Path file, long offset, int length) throws IOException {
@@ -303,13 +320,22 @@ public final class ArrowIpcFile {
     }
 
     /**
+     * @param batch record batch index
+     * @return the batch's body compression: {@code NO_COMPRESSION}, {@code LZ4_FRAME} or {@code ZSTD}
+     */
+    public CompressionUtil.CodecType compression(int batch) {
+        return batches.get(batch).codec();
+    }
+
+    /**
      * The values of one fixed-width column of one record batch as contiguous records.
      *
      * @param column a top-level column name
      * @param batch record batch index
-     * @return its records: file offset of row 0, bytes per row, rows
-     * @throws FormatException naming the column and batch when the column is not fixed-width, has nulls, is
-     *     dictionary-encoded, or the body is compressed; or when its values buffer is shorter than its rows need
+     * @return its records: file offset of row 0, bytes per row, rows; for a compressed body (LZ4_FRAME, ZSTD) a
+     *     {@link CompressedArrowRecords}, whose values are decoded on the host
+     * @throws FormatException naming the column and batch when the column is not fixed-width, has nulls or is
+     *     dictionary-encoded; or when its values buffer is shorter than its rows need
      * @throws IllegalArgumentException if there is no such column (naming those that exist) or batch
      */
     public RecordLayout records(String column, int batch) throws FormatException {
@@ -330,10 +356,6 @@ public final class ArrowIpcFile {
         }
         String where = "column '" + column + "' of record batch " + batch;
         long at = info.bodyOffset();
-        if (info.compressed()) {
-            throw new FormatException(file, at, where + ": compressed record batch bodies (LZ4_FRAME, ZSTD) are not read "
-                    + "straight to the device; write the file uncompressed");
-        }
         if (field.getDictionary() != null) {
             throw new FormatException(file, at, where + ": dictionary-encoded columns are not supported on the device path");
         }
@@ -374,6 +396,15 @@ public final class ArrowIpcFile {
         long recordBytes = Math.multiplyExact(dtype.itemSize(), shape.length == 0 ? 1 : shape[0]);
         long rows = info.nodeLength()[node];
         long need = Math.multiplyExact(rows, recordBytes);
+        long valuesAt = at + info.bufferOffset()[values];
+        if (info.compressed()) {
+            if (need > HostDecodedRecords.MAX_DECODED_BYTES) {
+                throw new FormatException(file, valuesAt, where + ": decoded values of at most "
+                        + HostDecodedRecords.MAX_DECODED_BYTES + " bytes (one host decode buffer)", need + " bytes");
+            }
+            return new CompressedArrowRecords(file, batch, values, info.codec(), dtype, shape, rows, recordBytes, valuesAt,
+                    info.bufferLength()[values]);
+        }
         if (info.bufferLength()[values] < need) {
             throw new FormatException(file, at + info.bufferOffset()[values], where + ": a values buffer of " + need + " bytes ("
                     + rows + " rows x " + recordBytes + ")", info.bufferLength()[values] + " bytes");

@@ -129,8 +129,40 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
      * @throws IOException if reading the channel fails
      */
     public static NpyHeader read(FileChannel channel, Path file) throws IOException {
+        return read(new ChannelRange(channel, 0, channel.size()), file);
+    }
+
+    /**
+     * Where a header is read from: a file, a byte range of a file (a stored {@code .npz} member), or an inflated
+     * stream ({@link InflatedPrefix}). Offsets count from the start of the {@code .npy} bytes.
+     */
+    interface Source {
+        /** @return bytes of the whole {@code .npy} (header and data) */
+        long size() throws IOException;
+
+        /** @return up to {@code n} bytes at {@code position}; fewer only at the end */
+        byte[] readAtMost(long position, int n) throws IOException;
+    }
+
+    /** A byte range {@code [base, base + size)} of an open channel, read with positional reads. */
+    record ChannelRange(FileChannel channel, long base, long size) implements Source {
+        @Override
+        public byte[] readAtMost(long position, int n) throws IOException {
+            int len = (int) Math.max(0, Math.min(n, size - position));
+            ByteBuffer buf = ByteBuffer.allocate(len);
+            while (buf.hasRemaining()) {
+                if (channel.read(buf, base + position + buf.position()) < 0) {
+                    break;
+                }
+            }
+            return Arrays.copyOf(buf.array(), buf.position());
+        }
+    }
+
+    /** Reads and validates a header from a {@link Source}, as {@link #read(FileChannel, Path)}. */
+    static NpyHeader read(Source channel, Path file) throws IOException {
         long fileSize = channel.size();
-        byte[] prefix = readAtMost(channel, 0, 8);
+        byte[] prefix = channel.readAtMost(0, 8);
         for (int i = 0; i < MAGIC.length; i++) {
             if (i >= prefix.length) {
                 throw new FormatException(file, prefix.length, "\\x93NUMPY magic",
@@ -152,7 +184,7 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
                     "version " + major + "." + minor);
         }
         int lengthBytes = major == 1 ? 2 : 4;
-        byte[] lengthField = readAtMost(channel, 8, lengthBytes);
+        byte[] lengthField = channel.readAtMost(8, lengthBytes);
         if (lengthField.length < lengthBytes) {
             throw new FormatException(file, 8 + lengthField.length, "a " + lengthBytes
                     + "-byte header length", "end of file after " + (8 + lengthField.length)
@@ -174,7 +206,7 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
         if (headerLength == 0) {
             throw new FormatException(file, headerStart, "a header dict", "an empty header");
         }
-        byte[] header = readAtMost(channel, headerStart, (int) headerLength);
+        byte[] header = channel.readAtMost(headerStart, (int) headerLength);
         if (header.length < headerLength) {
             throw new FormatException(file, headerStart + header.length, headerLength
                     + " header bytes", "end of file");
@@ -245,18 +277,6 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
             case Map<?, ?> m -> "a dict";
             default -> String.valueOf(value);
         };
-    }
-
-    /** Reads up to {@code n} bytes at {@code position}; fewer only at end of file. */
-    private static byte[] readAtMost(FileChannel channel, long position, int n) throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(n);
-        while (buf.hasRemaining()) {
-            int r = channel.read(buf, position + buf.position());
-            if (r < 0) {
-                break;
-            }
-        }
-        return Arrays.copyOf(buf.array(), buf.position());
     }
 
     private static String escape(byte[] bytes, int n) {

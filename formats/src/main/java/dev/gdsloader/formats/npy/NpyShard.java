@@ -61,6 +61,29 @@ public final class NpyShard implements RecordLayout {
     private static NpyShard of(Path file, NpyHeader header, long fileSize) throws FormatException {
         long[] shape = header.shape();
         int itemSize = header.dtype().itemSize();
+        long[] recordShape = recordShape(file, header);
+        long dataBytes = header.dataBytes();
+        long expected = header.dataOffset() + dataBytes; // negative if it overflows
+        if (expected < 0 || expected != fileSize) {
+            throw new FormatException(file, expected < 0 ? fileSize : Math.min(expected, fileSize),
+                    "expected " + (expected < 0 ? "more than " + Long.MAX_VALUE : expected)
+                            + " bytes (header " + header.dataOffset() + " + "
+                            + Shapes.toProduct(shape, itemSize) + "), found " + fileSize);
+        }
+        long recordBytes = Shapes.byteSize(recordShape, itemSize, file, header.dataOffset());
+        return new NpyShard(file, header, fileSize, recordShape, recordBytes);
+    }
+
+    /**
+     * The shape of one record (axes 1..) of an array, refusing arrays whose rows are not records.
+     *
+     * @param file the file, for messages
+     * @param header its header
+     * @return a new array: the array's shape without axis 0
+     * @throws FormatException if the array is 0-d, or is in Fortran order with 2 or more dimensions
+     */
+    static long[] recordShape(Path file, NpyHeader header) throws FormatException {
+        long[] shape = header.shape();
         if (shape.length == 0) {
             throw new FormatException(file, header.dataOffset(), "an array with at least 1 "
                     + "dimension (records are rows along axis 0)", "a 0-d array (shape ())");
@@ -71,17 +94,7 @@ public final class NpyShard implements RecordLayout {
                     + Shapes.toPythonTuple(shape) + "): rows are not contiguous; save with "
                     + "np.save(f, np.ascontiguousarray(arr))");
         }
-        long dataBytes = header.dataBytes();
-        long expected = header.dataOffset() + dataBytes; // negative if it overflows
-        if (expected < 0 || expected != fileSize) {
-            throw new FormatException(file, expected < 0 ? fileSize : Math.min(expected, fileSize),
-                    "expected " + (expected < 0 ? "more than " + Long.MAX_VALUE : expected)
-                            + " bytes (header " + header.dataOffset() + " + "
-                            + Shapes.toProduct(shape, itemSize) + "), found " + fileSize);
-        }
-        long[] recordShape = Arrays.copyOfRange(shape, 1, shape.length);
-        long recordBytes = Shapes.byteSize(recordShape, itemSize, file, header.dataOffset());
-        return new NpyShard(file, header, fileSize, recordShape, recordBytes);
+        return Arrays.copyOfRange(shape, 1, shape.length);
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardEntry;
 import dev.gdsloader.formats.npy.NpyShard;
+import dev.gdsloader.formats.npy.NpzArchive;
 import dev.gdsloader.formats.raw.RawShard;
 import dev.gdsloader.formats.safetensors.SafetensorsFile;
 import java.io.IOException;
@@ -24,13 +25,14 @@ import java.util.stream.Stream;
  * A sharded dataset: one or more {@link Column}s with the same number of records, record {@code i} of
  * every column belonging to sample {@code i}.
  *
- * <p>Formats: NumPy {@code .npy}, raw records ({@code .bin} with a JSON sidecar) and safetensors, found by
+ * <p>Formats: NumPy {@code .npy} and {@code .npz} (each member a column; deflated members decoded on the host),
+ * Arrow IPC (compressed bodies decoded on the host), raw records ({@code .bin} with a JSON sidecar) and safetensors, found by
  * name or listed in a {@code dataset.json} manifest ({@link #open(Path)}). Immutable and thread-safe; holds
  * no open files.
  */
 public final class Dataset {
-    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|bin|safetensors|arrow|arrows)$");
-    private static final List<String> EXTENSIONS = List.of(".npy", ".bin", ".safetensors", ".arrows", ".arrow");
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|npz|bin|safetensors|arrow|arrows)$");
+    private static final List<String> EXTENSIONS = List.of(".npy", ".npz", ".bin", ".safetensors", ".arrows", ".arrow");
 
     private final Path root;
     private final List<Column> columns;
@@ -198,8 +200,10 @@ public final class Dataset {
     /**
      * Opens one shard by its file name's extension.
      *
-     * @param file a {@code .npy}, {@code .bin} (with its {@code .bin.json} sidecar) or {@code .safetensors} file
-     * @param column for {@code .safetensors}, the tensor to read as records; ignored otherwise
+     * @param file a {@code .npy}, {@code .npz}, {@code .bin} (with its {@code .bin.json} sidecar) or {@code .safetensors}
+     *     file
+     * @param column for {@code .safetensors}, the tensor to read as records; for {@code .npz}, the member
+     *     ({@code column.npy}); ignored otherwise
      * @return the shard's record layout
      * @throws IOException if the file is malformed or of an unknown format
      */
@@ -211,11 +215,14 @@ public final class Dataset {
         if (n.endsWith(".bin")) {
             return RawShard.open(file);
         }
+        if (n.endsWith(".npz")) {
+            return NpzArchive.open(file).records(column);
+        }
         if (n.endsWith(".safetensors")) {
             return SafetensorsFile.open(file).records(column);
         }
         throw new IOException(file + (Files.isDirectory(file) ? ": is a directory, not a shard file"
-                : ": unknown shard format (expected .npy, .bin, .safetensors or .arrow)"));
+                : ": unknown shard format (expected .npy, .npz, .bin, .safetensors or .arrow)"));
     }
 
     /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
@@ -270,8 +277,9 @@ public final class Dataset {
                             Path file) throws IOException {
         String fn = file.getFileName().toString();
         boolean arrow = fn.endsWith(".arrow") || fn.endsWith(".arrows");
-        if (arrow || fn.endsWith(".safetensors")) {
-            List<String> names = arrow ? ArrowIpcFile.open(file).columns() : SafetensorsFile.open(file).names();
+        if (arrow || fn.endsWith(".safetensors") || fn.endsWith(".npz")) {
+            List<String> names = arrow ? ArrowIpcFile.open(file).columns() : fn.endsWith(".npz")
+                    ? NpzArchive.open(file).columns() : SafetensorsFile.open(file).names();
             List<String> before = stemColumns.putIfAbsent(stem, names);
             if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
                 throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before

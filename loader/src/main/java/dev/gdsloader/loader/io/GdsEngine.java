@@ -30,7 +30,7 @@ public final class GdsEngine extends IoEngine {
      */
     public GdsEngine(Dataset dataset, long maxIo, CuFileMode mode) {
         super(dataset, maxIo);
-        this.files = new OpenFiles<>(dataset, CuFileHandle::register);
+        this.files = new OpenFiles<>(dataset, shard -> CuFileHandle.register(shard.file()));
         this.taken = mode == CuFileMode.GDS ? PathTaken.GDS : PathTaken.CUFILE_COMPAT;
     }
 

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -11,13 +12,13 @@ import java.util.List;
  *
  * <p>Thread-safe; the engine owns it and closes it after all I/O has stopped.
  *
- * @param <F> the open-file type (a {@code PosixFile} or a {@code CuFileHandle})
+ * @param <F> the open-file type (a {@link ShardReader} or a {@code CuFileHandle})
  */
 final class OpenFiles<F extends AutoCloseable> implements AutoCloseable {
     /** Opens one file. */
     @FunctionalInterface
     interface Opener<F> {
-        F open(Path path) throws IOException;
+        F open(RecordLayout shard) throws IOException;
     }
 
     private final Dataset dataset;
@@ -48,7 +49,7 @@ final class OpenFiles<F extends AutoCloseable> implements AutoCloseable {
     synchronized F get(int column, int shard) throws IOException {
         F f = files.get(column).get(shard);
         if (f == null) {
-            f = opener.open(path(column, shard));
+            f = opener.open(dataset.columns().get(column).shards().get(shard));
             files.get(column).set(shard, f);
         }
         return f;

@@ -5,14 +5,18 @@ import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.formats.HostDecodedRecords;
 import java.io.IOException;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * Turns a requested {@link ReadPath} into an engine, with one line saying why.
  *
  * <p>{@code AUTO}: no GPU gives HOST; a GPU with usable cuFile whose handle registration works for every
- * shard gives GDS (reported as compat mode where cuFile says so); otherwise BOUNCE. An explicit GDS or
+ * shard gives GDS (reported as compat mode where cuFile says so); otherwise BOUNCE. A dataset with host-decoded
+ * shards (compressed Arrow bodies, deflated {@code .npz} members) takes BOUNCE (HOST without a GPU), and the
+ * reason starts with {@code HOST-DECODE: <file> ...}. An explicit GDS or
  * BOUNCE that this machine cannot do fails with the reason instead of silently taking another path.
  * Stateless and thread-safe.
  */
@@ -41,10 +45,50 @@ public final class PathSelector {
      */
     public static Selection select(ReadPath requested, Dataset dataset, long maxIo, boolean direct) throws IOException {
         boolean gpu = Cuda.availability().available();
+        Optional<String> decode = hostDecode(dataset);
+        if (decode.isPresent()) {
+            return withHostDecode(requested, dataset, maxIo, direct, gpu, decode.get());
+        }
         return switch (requested) {
             case AUTO -> auto(dataset, maxIo, direct);
             default -> explicit(requested, dataset, maxIo, direct, gpu);
         };
+    }
+
+    /**
+     * Says whether some shards must be decoded on the host (compressed Arrow bodies, deflated {@code .npz} members).
+     *
+     * @param dataset the dataset
+     * @return the first such shard's reason, with how many more there are; empty when every shard is read as stored
+     */
+    public static Optional<String> hostDecode(Dataset dataset) {
+        List<HostDecodedRecords> decoded = dataset.columns().stream().flatMap(c -> c.shards().stream())
+                .filter(HostDecodedRecords.class::isInstance).map(HostDecodedRecords.class::cast).toList();
+        if (decoded.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(decoded.get(0).decodeReason() + (decoded.size() == 1 ? ""
+                : " (and " + (decoded.size() - 1) + " more host-decoded shard runs)"));
+    }
+
+    /**
+     * Host-decoded shards reach the device through staging memory: AUTO takes BOUNCE (HOST without a GPU); an
+     * explicit GDS is refused, naming the shard; explicit HOST or BOUNCE run with the decode in their reason.
+     */
+    private static Selection withHostDecode(ReadPath requested, Dataset dataset, long maxIo, boolean direct, boolean gpu,
+                                            String decode) throws IOException {
+        if (requested == ReadPath.GDS) {
+            throw new IllegalStateException("GDS path cannot read host-decoded data (cuFile reads file bytes as stored): "
+                    + decode);
+        }
+        if (requested == ReadPath.AUTO) {
+            return gpu ? new Selection(new BounceEngine(dataset, maxIo, direct), decode + "; BOUNCE: decoded bytes are "
+                    + "copied from pinned staging")
+                    : new Selection(new HostEngine(dataset, maxIo, direct), decode + "; HOST: no GPU path: "
+                    + Cuda.availability().reason());
+        }
+        Selection s = explicit(requested, dataset, maxIo, direct, gpu);
+        return new Selection(s.engine(), decode + "; " + s.reason());
     }
 
     private static Selection explicit(ReadPath requested, Dataset dataset, long maxIo, boolean direct, boolean gpu)

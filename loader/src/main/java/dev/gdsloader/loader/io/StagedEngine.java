@@ -4,21 +4,21 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.Slot;
-import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
 
 /**
  * The staged paths: each piece's 4 KiB-aligned cover is read with {@code pread} ({@code O_DIRECT} where
- * the filesystem allows) into the slot's staging memory, then its useful bytes are copied to their place
+ * the filesystem allows) into the slot's staging memory (host-decoded shards: copied from their decoded bytes,
+ * see {@link ShardReader}), then its useful bytes are copied to their place
  * in the column view, so views are contiguous whatever the records' alignment in the file. Subclasses
  * say where the copy goes (the GPU on the bounce path, host memory on the host path).
  */
 abstract class StagedEngine extends IoEngine {
-    private final OpenFiles<PosixFile> files;
+    private final OpenFiles<ShardReader> files;
 
     StagedEngine(Dataset dataset, long maxIo, boolean direct) {
         super(dataset, maxIo);
-        this.files = new OpenFiles<>(dataset, p -> PosixFile.openForRead(p, direct));
+        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, direct));
     }
 
     @Override
@@ -49,7 +49,7 @@ abstract class StagedEngine extends IoEngine {
 
     @Override
     protected long run(Slot slot, ChunkTask t) throws IOException {
-        PosixFile f = files.get(t.column, t.shard);
+        ShardReader f = files.get(t.column, t.shard);
         long n = f.read(slot.staging(), t.target, t.length, t.fileOffset);
         long needed = t.copyTo - t.fileOffset;
         if (n < needed) {

@@ -1,0 +1,77 @@
+package dev.gdsloader.formats.npy;
+
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.FormatException;
+import dev.gdsloader.formats.HostDecodedRecords;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+
+/**
+ * The records of a deflated (ZIP method 8) {@code .npy} member of an {@code .npz} archive: inflated on the host
+ * with {@link java.util.zip.Inflater} (through commons-compress's {@code ZipFile}), its {@code .npy} header
+ * skipped. Offsets and sizes of the {@link dev.gdsloader.formats.RecordLayout} view are those of the inflated
+ * data (see {@link HostDecodedRecords}). Immutable and thread-safe; holds no open file.
+ *
+ * @param file the archive
+ * @param member the member's name, e.g. {@code images.npy}
+ * @param headerBytes bytes of the member's {@code .npy} header (its data offset within the member)
+ * @param dtype element type
+ * @param shape shape of one record (copied in and out)
+ * @param recordCount records (the length of axis 0)
+ * @param recordBytes bytes per record
+ * @param storedOffset file offset of the member's compressed data, bytes
+ * @param storedBytes compressed size, bytes
+ */
+public record InflatedNpyMember(Path file, String member, long headerBytes, DType dtype, long[] shape, long recordCount,
+                                long recordBytes, long storedOffset, long storedBytes) implements HostDecodedRecords {
+    /**
+     * @throws IllegalArgumentException if a size is negative or the data would not fit one Java array
+     */
+    public InflatedNpyMember {
+        shape = shape.clone();
+        if (recordCount < 0 || recordBytes < 0 || headerBytes < 0 || Math.multiplyHigh(recordCount, recordBytes) != 0
+                || recordCount * recordBytes > MAX_DECODED_BYTES) {
+            throw new IllegalArgumentException(file + ": member '" + member + "': " + recordCount + " records of "
+                    + recordBytes + " bytes do not fit one host decode buffer of at most " + MAX_DECODED_BYTES + " bytes");
+        }
+    }
+
+    @Override
+    public long[] recordShape() {
+        return shape.clone();
+    }
+
+    /** @return the record shape (a copy); the same as {@link #recordShape()} */
+    @Override
+    public long[] shape() {
+        return shape.clone();
+    }
+
+
+    @Override
+    public String decodeReason() {
+        return "HOST-DECODE: " + file + " member '" + member + "' is deflated; decoded on the host";
+    }
+
+    @Override
+    public byte[] decode() throws IOException {
+        int need = (int) (recordCount * recordBytes);
+        try (NpzArchive.Open zip = NpzArchive.Open.of(file);
+             InputStream in = zip.inflate(member)) {
+            in.skipNBytes(headerBytes);
+            byte[] data = in.readNBytes(need);
+            if (data.length < need || in.read() >= 0) {
+                throw new FormatException(file, storedOffset, "member '" + member + "' (deflated): " + need
+                        + " data bytes after its " + headerBytes + "-byte .npy header", data.length < need
+                        ? data.length + " bytes" : "more bytes than the header's shape needs");
+            }
+            return data;
+        } catch (java.io.EOFException e) {
+            throw new FormatException(file, storedOffset, "member '" + member + "' (deflated): a .npy header of "
+                    + headerBytes + " bytes", "end of the inflated member", e);
+        } catch (java.util.zip.ZipException e) {
+            throw new FormatException(file, storedOffset, "member '" + member + "': deflate data", e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package dev.gdsloader.formats.npy;
+
+import dev.gdsloader.formats.FormatException;
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.Records;
+import dev.gdsloader.formats.Shapes;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.zip.ZipEntry;
+import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
+import org.apache.commons.compress.archivers.zip.ZipFile;
+
+/**
+ * An {@code .npz} archive ({@code numpy.savez} / {@code numpy.savez_compressed}): a ZIP file whose members are
+ * {@code .npy} files; member {@code x.npy} becomes column {@code x}, its rows along axis 0 the records.
+ *
+ * <p>The central directory (zip64 included) is read with commons-compress's {@link ZipFile}, which also gives
+ * each member's data offset: the local file header's offset plus its 30 fixed bytes, file name and extra field
+ * (PKWARE APPNOTE.TXT, section 4.3.7 "Local file header"). A member <em>stored</em> (method 0) is read in place:
+ * its records lie at {@code data offset + .npy header length} of the archive, an ordinary {@link Records}. A
+ * member <em>deflated</em> (method 8) gives an {@link InflatedNpyMember}, decoded on the host. Other methods and
+ * encrypted members are refused by name.
+ *
+ * <p>Immutable and thread-safe; holds no open file.
+ */
+public final class NpzArchive {
+    /**
+     * One {@code .npy} member.
+     *
+     * @param name the member's name in the archive, e.g. {@code images.npy}
+     * @param column the column it gives, e.g. {@code images}
+     * @param method ZIP compression method: 0 stored, 8 deflated
+     * @param dataOffset file offset of the member's (stored or compressed) bytes
+     * @param storedBytes bytes the archive holds for the member
+     * @param size the member's uncompressed size (its {@code .npy} header and data), bytes
+     * @param header the member's {@code .npy} header
+     * @param records its records: a {@link Records} in the archive (stored) or an {@link InflatedNpyMember}
+     */
+    public record Member(String name, String column, int method, long dataOffset, long storedBytes, long size,
+                         NpyHeader header, RecordLayout records) {
+    }
+
+    private final Path file;
+    private final List<Member> members;
+
+    private NpzArchive(Path file, List<Member> members) {
+        this.file = file;
+        this.members = List.copyOf(members);
+    }
+
+    /**
+     * Reads the archive's central directory and every member's {@code .npy} header (inflating only the header of a
+     * deflated member).
+     *
+     * @param file an {@code .npz} file
+     * @return its members
+     * @throws FormatException naming the archive, the member and the offset: not a ZIP archive (truncated, no
+     *     central directory), a member not named {@code *.npy}, an unsupported method or encryption, a bad
+     *     {@code .npy} header, or a header whose shape and dtype need another size than the member has
+     * @throws IOException if the file cannot be read
+     */
+    public static NpzArchive open(Path file) throws IOException {
+        List<Member> members = new ArrayList<>();
+        try (Open zip = Open.of(file); FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            for (ZipArchiveEntry e : Collections.list(zip.zip.getEntriesInPhysicalOrder())) {
+                members.add(member(zip, ch, e));
+            }
+        }
+        if (members.isEmpty()) {
+            throw new FormatException(file, 0, "an .npz archive with at least one .npy member", "an empty archive");
+        }
+        return new NpzArchive(file, members);
+    }
+
+    private static Member member(Open zip, FileChannel ch, ZipArchiveEntry e) throws IOException {
+        Path file = zip.file;
+        String name = e.getName();
+        long at = e.getLocalHeaderOffset();
+        if (!name.endsWith(".npy") || e.isDirectory()) {
+            throw new FormatException(file, at, "members named <column>.npy", "member '" + name + "'");
+        }
+        if (e.getGeneralPurposeBit().usesEncryption()) {
+            throw new FormatException(file, at, "member '" + name + "' is encrypted, which is not supported");
+        }
+        long size = e.getSize();
+        if (size < 0) {
+            throw new FormatException(file, at, "member '" + name + "': an uncompressed size in the central directory", "none");
+        }
+        String column = name.substring(0, name.length() - ".npy".length());
+        if (e.getMethod() == ZipEntry.STORED) {
+            long data = zip.dataOffset(e);
+            if (e.getCompressedSize() != size || data > ch.size() - size) {
+                throw new FormatException(file, data, "member '" + name + "' (stored): " + size + " bytes inside the archive of "
+                        + ch.size() + " bytes", e.getCompressedSize() + " stored bytes");
+            }
+            NpyHeader h = header(file, name, data, () -> NpyHeader.read(new NpyHeader.ChannelRange(ch, data, size), file));
+            long[] recordShape = recordShape(file, name, data, h, size);
+            return new Member(name, column, 0, data, size, size, h, new Records(file, h.dtype(), recordShape, h.shape()[0],
+                    Shapes.byteSize(recordShape, h.dtype().itemSize(), file, data), data + h.dataOffset(), ch.size()));
+        }
+        if (e.getMethod() == ZipEntry.DEFLATED) {
+            long data = zip.dataOffset(e);
+            NpyHeader h;
+            try (InputStream in = zip.inflate(name)) {
+                h = header(file, name, data, () -> NpyHeader.read(new InflatedPrefix(in, size), file));
+            }
+            long[] recordShape = recordShape(file, name, data, h, size);
+            return new Member(name, column, 8, data, e.getCompressedSize(), size, h, new InflatedNpyMember(file, name,
+                    h.dataOffset(), h.dtype(), recordShape, h.shape()[0], Shapes.byteSize(recordShape, h.dtype().itemSize(),
+                    file, data), data, e.getCompressedSize()));
+        }
+        throw new FormatException(file, at, "member '" + name + "': ZIP method 0 (stored) or 8 (deflated)", "method "
+                + e.getMethod());
+    }
+
+    /** Reads a member's header. */
+    @FunctionalInterface
+    private interface HeaderRead {
+        NpyHeader read() throws IOException;
+    }
+
+    /** Runs a header read, reporting its errors at the member's data offset plus the offset within the member. */
+    private static NpyHeader header(Path file, String name, long data, HeaderRead read) throws IOException {
+        try {
+            return read.read();
+        } catch (FormatException x) {
+            throw new FormatException(file, data + x.offset(), "member '" + name + "' (data at byte " + data + ", "
+                    + x.offset() + " bytes in): " + x.detail(), x);
+        } catch (java.util.zip.ZipException x) {
+            throw new FormatException(file, data, "member '" + name + "': deflate data", x.getMessage(), x);
+        }
+    }
+
+    /** The record shape, once the member's size is checked against the header's shape and dtype. */
+    private static long[] recordShape(Path file, String name, long data, NpyHeader h, long size) throws FormatException {
+        long[] recordShape;
+        try {
+            recordShape = NpyShard.recordShape(file, h);
+        } catch (FormatException x) {
+            throw new FormatException(file, data + x.offset(), "member '" + name + "': " + x.detail(), x);
+        }
+        long expected = h.dataOffset() + h.dataBytes();
+        if (expected < 0 || expected != size) {
+            throw new FormatException(file, data + h.dataOffset(), "member '" + name + "': "
+                    + (expected < 0 ? "more than " + Long.MAX_VALUE : expected) + " bytes (header " + h.dataOffset() + " + "
+                    + Shapes.toProduct(h.shape(), h.dtype().itemSize()) + ")", "a member of " + size + " bytes");
+        }
+        return recordShape;
+    }
+
+    /** @return the archive */
+    public Path file() {
+        return file;
+    }
+
+    /** @return the members, in the order they lie in the archive */
+    public List<Member> members() {
+        return members;
+    }
+
+    /** @return the column names (member names without {@code .npy}), in archive order */
+    public List<String> columns() {
+        return members.stream().map(Member::column).toList();
+    }
+
+    /**
+     * @param column a column name
+     * @return its records
+     * @throws IllegalArgumentException naming the columns that exist, if there is none of that name
+     */
+    public RecordLayout records(String column) {
+        return members.stream().filter(m -> m.column().equals(column)).findFirst().map(Member::records).orElseThrow(() ->
+                new IllegalArgumentException(file + ": no member '" + column + ".npy'; columns are " + columns()));
+    }
+
+    /** An open archive: commons-compress's {@link ZipFile}, with its errors turned into {@link FormatException}s. */
+    static final class Open implements AutoCloseable {
+        final Path file;
+        final ZipFile zip;
+
+        private Open(Path file, ZipFile zip) {
+            this.file = file;
+            this.zip = zip;
+        }
+
+        /**
+         * @param file an archive
+         * @return it, open; the caller closes it
+         * @throws FormatException if it is not a ZIP archive (offset: the end of the file, where the end of central
+         *     directory record is looked for)
+         */
+        static Open of(Path file) throws IOException {
+            try {
+                return new Open(file, ZipFile.builder().setPath(file).get());
+            } catch (java.util.zip.ZipException | java.io.EOFException e) {
+                long size = java.nio.file.Files.size(file);
+                throw new FormatException(file, size, "a ZIP archive (.npz) with an end of central directory record",
+                        e.getMessage(), e);
+            }
+        }
+
+        /** @return the file offset of a member's data (its local file header read by commons-compress) */
+        long dataOffset(ZipArchiveEntry e) throws IOException {
+            if (e.getDataOffset() < 0) {
+                try (InputStream raw = zip.getRawInputStream(e)) {
+                    // opening the raw stream reads the local file header and sets the data offset
+                }
+            }
+            return e.getDataOffset();
+        }
+
+        /** @return the member's uncompressed bytes as a stream; the caller closes it */
+        InputStream inflate(String member) throws IOException {
+            ZipArchiveEntry e = zip.getEntry(member);
+            if (e == null) {
+                throw new FormatException(file, 0, "a member '" + member + "'", "none (the archive changed?)");
+            }
+            return zip.getInputStream(e);
+        }
+
+        @Override
+        public void close() throws IOException {
+            zip.close();
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package dev.gdsloader.loader.io;
+
+import dev.gdsloader.formats.HostDecodedRecords;
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.posix.PosixFile;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+
+/**
+ * Where the staged paths read a shard's bytes from: the file itself ({@code pread}, {@link #open}), or, for
+ * {@link HostDecodedRecords} (compressed Arrow bodies, deflated {@code .npz} members), the bytes decoded on the
+ * host ({@link DecodedShardReader}), at the offsets the shard's layout gives. Implementations are thread-safe;
+ * the engine's {@link OpenFiles} owns them and closes them after all I/O has stopped.
+ */
+interface ShardReader extends AutoCloseable {
+    /**
+     * Reads into {@code length} bytes of {@code base} starting at {@code offset}.
+     *
+     * @param base destination memory (staging)
+     * @param offset destination offset, bytes
+     * @param length bytes wanted
+     * @param fileOffset offset in the shard's byte space (the file, or the decoded bytes), bytes
+     * @return bytes read; fewer than {@code length} only at the end
+     * @throws IOException naming the shard when the read or the decode fails
+     */
+    long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException;
+
+    /** @return the shard's file, for messages */
+    Path path();
+
+    @Override
+    void close();
+
+    /**
+     * Opens a shard for the staged paths.
+     *
+     * @param shard the shard's layout
+     * @param direct whether to open files with {@code O_DIRECT}
+     * @return a reader, owned by the caller
+     * @throws IOException if the file cannot be opened
+     */
+    static ShardReader open(RecordLayout shard, boolean direct) throws IOException {
+        if (shard instanceof HostDecodedRecords decoded) {
+            return new DecodedShardReader(decoded);
+        }
+        PosixFile f = PosixFile.openForRead(shard.file(), direct);
+        return new ShardReader() {
+            @Override
+            public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {
+                return f.read(base, offset, length, fileOffset);
+            }
+
+            @Override
+            public Path path() {
+                return f.path();
+            }
+
+            @Override
+            public void close() {
+                f.close();
+            }
+        };
+    }
+}
