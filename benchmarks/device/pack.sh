@@ -12,7 +12,7 @@
 #   written under the stamp prepare.sh computes, so prepare.sh keeps it;
 # - the IDX files go as xz (26 MiB instead of gzip's 30 MiB).
 # prepare.sh slims the bytedeco CUDA natives to cudart/cufile/nvrtc; the samples also need cuBLAS's JNI library,
-# which is put back from the Maven repository's jar.
+# which is put back from the Maven repository's jar; zstd-jni keeps only its linux/amd64 library.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 fmnist=""
@@ -42,6 +42,17 @@ tmp="$(mktemp -d)"
 "$jdk/bin/jar" uf "$natives" -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjnicublas.so
 rm -rf "$tmp"
 
+# the GPU machine's runtime has no AWT, so plots are drawn here (gdsloader plot): xchart's PDF, SVG and GIF
+# export libraries stay behind
+rm -f .device/lib/pdfbox-*.jar .device/lib/fontbox-*.jar .device/lib/graphics2d-*.jar \
+      .device/lib/VectorGraphics2D-*.jar .device/lib/animated-gif-lib-*.jar
+# zstd-jni (Arrow's ZSTD codec) ships natives for 18 platforms (7 MiB): keep linux/amd64's
+for z in .device/lib/zstd-jni-*.jar; do
+  [ -e "$z" ] || continue
+  drop=$(unzip -Z1 "$z" | grep -E '\.(so|dll|dylib)$' | grep -v '^linux/amd64/' || true)
+  [ -n "$drop" ] && zip -q -d "$z" $drop
+done
+
 if [ -n "$fmnist" ]; then
   cache=target/fmnist-xz
   mkdir -p "$cache" .device/data/fashion-mnist
@@ -51,4 +62,5 @@ if [ -n "$fmnist" ]; then
     cp "$x" .device/data/fashion-mnist/
   done
 fi
-echo "packed .device/: $(du -sm .device | cut -f1) MiB"
+bytes=$(du -sb .device | cut -f1)
+echo "packed .device/: $((bytes >> 20)) MiB of the 64 MiB a call carries (with the working tree)"

@@ -1,6 +1,5 @@
 package dev.gdsloader.samples;
 
-import dev.gdsloader.formats.idx.IdxToNpy;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.ReadPath;
@@ -8,18 +7,17 @@ import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
 /**
  * Trains a 784-256-128-10 MLP on Fashion-MNIST fed by the loader with a shuffled sampler. This is the CPU
- * fallback: batches come over the host path and the model is plain Java ({@link Mlp}); the GPU version
- * (cuBLAS, kernels on the training stream) is still to come. Per epoch it prints loss, test accuracy, samples/s
+ * fallback: batches come over the host path and the model is plain Java ({@link Mlp}); the GPU version is
+ * {@link FashionMnistGpuTraining} (cuBLAS, NVRTC kernels on the training stream). Per epoch it prints loss, test accuracy, samples/s
  * and the share of the epoch the loop waited for data.
  *
  * <p>Usage: {@code FashionMnistTraining IDX_DIR WORK_DIR [EPOCHS [MAX_TRAIN_RECORDS]]}. The IDX files are
- * converted to {@code .npy} shards in {@code WORK_DIR} the first time.
+ * converted to Arrow IPC shards in {@code WORK_DIR} the first time ({@link FashionMnistShards}).
  */
 public final class FashionMnistTraining {
     private FashionMnistTraining() {
@@ -56,12 +54,7 @@ public final class FashionMnistTraining {
      */
     static Result train(Path idxDir, Path work, int epochs, int maxTrain, int batchSize, java.io.PrintStream log)
             throws IOException {
-        if (!Files.exists(work.resolve("train").resolve("dataset.json"))) {
-            for (String f : new String[] {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                    "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
-                IdxToNpy.convert(idxDir.resolve(f), work, 10_000, true);
-            }
-        }
+        FashionMnistShards.prepare(idxDir, work);
         Mlp model = new Mlp(7, 0.01f, 0.9f);
         float loss = 0;
         double accuracy = 0;

@@ -9,7 +9,8 @@ import java.util.stream.IntStream;
  * Not thread-safe (one training loop).
  */
 final class Mlp {
-    private static final int[] SIZES = {784, 256, 128, 10};
+    /** Units per layer: 784 inputs, hidden layers of 256 and 128, 10 classes. */
+    static final int[] SIZES = {784, 256, 128, 10};
 
     private final float[][] w = new float[3][];
     private final float[][] b = new float[3][];
@@ -26,19 +27,35 @@ final class Mlp {
     Mlp(long seed, float learningRate, float momentum) {
         this.learningRate = learningRate;
         this.momentum = momentum;
+        float[][] init = heNormal(seed);
+        for (int l = 0; l < 3; l++) {
+            int out = SIZES[l + 1];
+            w[l] = init[l];
+            b[l] = new float[out];
+            vw[l] = new float[w[l].length];
+            vb[l] = new float[out];
+        }
+    }
+
+    /**
+     * He-normal initial weights of the three layers (He et al. 2015: N(0, 2 / fan_in)), the same for the CPU
+     * model and the GPU model ({@code GpuMlp}) of one seed. Biases start at zero.
+     *
+     * @param seed the random seed
+     * @return per layer {@code l}, a row-major {@code SIZES[l] x SIZES[l + 1]} weight matrix
+     */
+    static float[][] heNormal(long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
+        float[][] weights = new float[3][];
         for (int l = 0; l < 3; l++) {
             int in = SIZES[l];
-            int out = SIZES[l + 1];
-            w[l] = new float[in * out];
-            b[l] = new float[out];
-            vw[l] = new float[in * out];
-            vb[l] = new float[out];
+            weights[l] = new float[in * SIZES[l + 1]];
             double scale = Math.sqrt(2.0 / in);
-            for (int i = 0; i < w[l].length; i++) {
-                w[l][i] = (float) (gaussian(rnd) * scale);
+            for (int i = 0; i < weights[l].length; i++) {
+                weights[l][i] = (float) (gaussian(rnd) * scale);
             }
         }
+        return weights;
     }
 
     private static double gaussian(SplittableRandom r) {
