@@ -52,13 +52,15 @@ public final class OverlapBench {
      * @param batchSize records per batch
      * @param factors t_c as multiples of the measured t_io, e.g. {0.5, 1, 2}
      * @param directIo read with {@code O_DIRECT} (storage) or buffered (page cache, steadier t_io)
+     * @param prefetchDepth slots in the loader's ring (1..64): how much per-batch jitter of t_io and t_c it absorbs
      * @param log progress lines
      * @return one row for t_c = 0, then one per factor
      * @throws IOException if the dataset cannot be read
      */
-    public static List<Row> run(Path data, ReadPath path, int batchSize, double[] factors, boolean directIo, PrintStream log)
-            throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build();
+    public static List<Row> run(Path data, ReadPath path, int batchSize, double[] factors, boolean directIo,
+                                int prefetchDepth, PrintStream log) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo)
+                .prefetchDepth(prefetchDepth).build();
              CudaStream stream = CudaStream.create();
              CudaModule spin = CudaModule.load(spinPtx())) {
             epoch(loader, stream, spin, 0); // warm-up: page cache, JIT, first-launch costs

@@ -30,13 +30,16 @@ final class OverlapCommand implements Callable<Integer> {
             description = "t_c as multiples of t_io (default: ${DEFAULT-VALUE})")
     List<Double> factors;
 
+    @Option(names = "--depth", defaultValue = "4", description = "prefetch depth, slots 1..64 (default: ${DEFAULT-VALUE})")
+    int depth;
+
     @Option(names = "--no-direct", description = "buffered reads (page cache) instead of O_DIRECT: a steadier t_io")
     boolean noDirect;
 
     @Override
     public Integer call() throws Exception {
         double[] f = factors.stream().mapToDouble(Double::doubleValue).toArray();
-        OverlapBench.print(OverlapBench.run(data, path, batchSize, f, !noDirect, System.out), System.out);
+        OverlapBench.print(OverlapBench.run(data, path, batchSize, f, !noDirect, depth, System.out), System.out);
         return 0;
     }
 }

@@ -75,12 +75,12 @@ public final class LeakDetector {
 
         private void collected() {
             if (!released.get()) {
-                LEAKS.incrementAndGet();
                 StringBuilder sb = new StringBuilder("LEAK: " + description + " was garbage-collected without being closed");
                 for (StackTraceElement e : site.getStackTrace()) {
                     sb.append("\n\tat ").append(e);
                 }
                 LOG.warning(sb.toString());
+                LEAKS.incrementAndGet(); // counted once written: whoever sees the count can read the report
             }
         }
     }

@@ -3,6 +3,7 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.io.DirectIoPolicy;
 import dev.gdsloader.loader.io.IoEngine;
 import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.loader.plan.Alignment;
@@ -142,7 +143,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return new Builder(null, dataset);
     }
 
-    private GdsLoader(Dataset dataset, Options options) throws IOException {
+    private GdsLoader(Dataset dataset, Options options, String ioReason) throws IOException {
         this.dataset = dataset.select(options.columns());
         this.options = options;
         long[] shardRecords = this.dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
@@ -159,7 +160,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
         PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset, options.maxIoBytes(), options.directIo());
         this.engine = sel.engine();
-        this.pathReason = sel.reason();
+        // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
+        this.pathReason = engine.pathTaken() == PathTaken.GDS ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
@@ -398,7 +400,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private int ioThreads = 4;
         private long maxIoBytes = 8L << 20;
         private SamplerOptions sampler = SamplerOptions.sequential();
-        private boolean directIo = true;
+        private Boolean directIo; // null: DirectIoPolicy decides
         private List<String> columns = List.of();
         private LoaderState resume;
         private boolean blockSet;
@@ -538,6 +540,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * Whether the staged paths (bounce, host) read with {@code O_DIRECT}. Without this call the loader decides
+         * ({@link dev.gdsloader.loader.io.DirectIoPolicy}): {@code O_DIRECT} for a dataset larger than half of
+         * host memory, buffered reads otherwise; {@link GdsLoader#pathReason()} says which and why.
+         *
          * @param direct whether staged paths use {@code O_DIRECT}
          * @return this
          */
@@ -570,9 +576,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (!blockSet && batchSize > 0) {
                 so = new SamplerOptions(so.shuffle(), so.seed(), batchSize, so.rank(), so.worldSize(), so.partition(), so.dropLast());
             }
-            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, directIo, columns, resume,
-                    ioTimeoutMillis);
-            return new GdsLoader(dataset != null ? dataset : Dataset.open(dir), o);
+            Dataset d = dataset != null ? dataset : Dataset.open(dir);
+            DirectIoPolicy.Choice io = DirectIoPolicy.choose(directIo,
+                    (columns.isEmpty() ? d : d.select(columns)).dataBytes(), DirectIoPolicy.hostMemoryBytes());
+            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, io.direct(), columns,
+                    resume, ioTimeoutMillis);
+            return new GdsLoader(d, o, io.reason());
         }
     }
 }

@@ -36,6 +36,17 @@ class GdsLoaderOptionsTest {
     }
 
     @Test
+    void aSmallDatasetIsReadThroughThePageCacheUnlessODirectIsAsked() throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).path(ReadPath.HOST).build()) {
+            assertTrue(loader.pathReason().contains("buffered reads: the dataset (0.00 GB) fits in half of host memory"),
+                    loader.pathReason());
+        }
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).path(ReadPath.HOST).directIo(true).build()) {
+            assertTrue(loader.pathReason().endsWith("; O_DIRECT reads as requested"), loader.pathReason());
+        }
+    }
+
+    @Test
     void batchSizeZeroIsRejectedNamingTheOption() {
         IllegalArgumentException e = invalid(b -> b.batchSize(0));
         assertTrue(e.getMessage().contains("batchSize"), e.getMessage());
@@ -87,7 +98,7 @@ class GdsLoaderOptionsTest {
             assertEquals(4, o.ioThreads());
             assertEquals(8L << 20, o.maxIoBytes());
             assertFalse(o.sampler().dropLast());
-            assertTrue(o.directIo());
+            assertFalse(o.directIo()); // DirectIoPolicy: a dataset of a few KB is read through the page cache
             assertEquals(List.of(), o.columns());
             assertEquals(3, loader.batchesPerEpoch());
             assertTrue(loader.pathReason().startsWith("HOST"), loader.pathReason());

@@ -21,7 +21,7 @@ class ReaderEndTest {
         TestShards.writeImages(dir, 4000); // about 3 MB: reads take longer than the 1 ms allowed
         assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
             try (GdsLoader loader = GdsLoader.builder(dir).batchSize(1000).path(ReadPath.HOST).maxIoBytes(4096)
-                    .ioThreads(1).ioTimeoutMillis(1).build()) {
+                    .directIo(true).ioThreads(1).ioTimeoutMillis(1).build()) {
                 Iterator<Batch> it = loader.iterator();
                 boolean timedOut = false;
                 while (it.hasNext()) {
