@@ -2,8 +2,10 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.Shapes;
 import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.arrow.CompressedArrowRecords;
+import dev.gdsloader.formats.npy.NpyHeader;
 import dev.gdsloader.formats.npy.NpzArchive;
 import dev.gdsloader.formats.safetensors.SafetensorsFile;
 import dev.gdsloader.formats.safetensors.Tensor;
@@ -69,6 +71,12 @@ final class InspectCommand implements Callable<Integer> {
                             Arrays.toString(l.recordShape()), extent(l));
                 }
                 continue;
+            }
+            if (f.getFileName().toString().endsWith(".npy")) {
+                NpyHeader h = NpyHeader.parse(f);
+                System.out.printf(Locale.ROOT, "  header        .npy v%d.%d, %s %s, fortran_order %s, data from byte %d%n",
+                        h.majorVersion(), h.minorVersion(), h.dtype(), Shapes.toPythonTuple(h.shape()),
+                        h.fortranOrder() ? "True" : "False", h.dataOffset());
             }
             describe(Dataset.openShard(f, null));
         }

@@ -8,11 +8,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
 import java.io.IOException;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -33,14 +31,6 @@ class LoaderGpuTest {
     static void needsGpu() {
         assumeTrue(Cuda.availability().available(), () -> "no GPU: " + Cuda.availability().reason());
         CudaDevice.makeCurrent(0);
-    }
-
-    private static byte[] download(ColumnView v, CudaStream s) {
-        try (PinnedBuffer host = PinnedBuffer.allocate(Math.max(1, v.bytes()))) {
-            s.copyToHost(host, 0, v.deviceBuffer().orElseThrow(), v.deviceOffset(), v.bytes());
-            s.synchronize();
-            return host.segment().asSlice(0, v.bytes()).toArray(ValueLayout.JAVA_BYTE);
-        }
     }
 
     @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}")
@@ -65,12 +55,14 @@ class LoaderGpuTest {
                 assertEquals(next, b.firstRecord());
                 assertTrue(b.readyEvent().isPresent());
                 b.awaitOn(consumer);
-                assertArrayEquals(TestShards.fromFiles(images, b.firstRecord(), b.records()), download(b.column("images"), consumer),
+                assertArrayEquals(TestShards.fromFiles(images, b.firstRecord(), b.records()),
+                        FixtureLoads.download(b.column("images"), consumer),
                         "images of batch " + b.index());
-                assertArrayEquals(TestShards.fromFiles(labels, b.firstRecord(), b.records()), download(b.column("labels"), consumer));
+                assertArrayEquals(TestShards.fromFiles(labels, b.firstRecord(), b.records()),
+                        FixtureLoads.download(b.column("labels"), consumer));
                 ColumnView w = b.column("weights");
                 assertEquals(0, w.devicePointer() % 4, "float32 view is 4-byte aligned on the device");
-                assertArrayEquals(TestShards.fromFiles(weights, b.firstRecord(), b.records()), download(w, consumer));
+                assertArrayEquals(TestShards.fromFiles(weights, b.firstRecord(), b.records()), FixtureLoads.download(w, consumer));
                 next += b.records();
                 b.release(consumer);
             }
@@ -103,7 +95,7 @@ class LoaderGpuTest {
                 b.awaitOn(s);
                 ColumnView v = b.column("values");
                 assertEquals(0, v.devicePointer() % 16, "device view aligned");
-                got.writeBytes(download(v, s));
+                got.writeBytes(FixtureLoads.download(v, s));
                 b.release(s);
             }
         }

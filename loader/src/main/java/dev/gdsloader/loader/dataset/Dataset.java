@@ -17,6 +17,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -84,7 +85,7 @@ public final class Dataset {
             if (kinds.size() > 1) {
                 throw new IOException(dirOrFile + ": mixes shard formats " + kinds + ": one format per dataset directory");
             }
-            return new Dataset(dirOrFile, group(dirOrFile, files, true));
+            return new Dataset(dirOrFile, columnsOf(group(dirOrFile, files, true, c -> true)));
         }
         return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
     }
@@ -106,7 +107,9 @@ public final class Dataset {
     /**
      * Like {@link #ofShards(Path, List)}, keeping only the named columns (in that order) before the columns'
      * record counts are compared: a safetensors file whose tensors differ in length along their first axis
-     * (a checkpoint's weights, say) can still be loaded by the tensors that do agree.
+     * (a checkpoint's weights, say) can still be loaded by the tensors that do agree. Only the named columns' runs
+     * are opened, so an Arrow file whose other columns the device path refuses (strings, nulls) still loads by its
+     * fixed-width ones.
      *
      * @param root directory to name in messages
      * @param files shard files
@@ -117,15 +120,16 @@ public final class Dataset {
      *     record counts
      */
     public static Dataset ofShards(Path root, List<Path> files, List<String> columns) throws IOException {
-        List<Column> all = group(root, files, false);
+        Map<String, List<RecordLayout>> all = group(root, files, false, columns.isEmpty() ? c -> true : columns::contains);
         if (columns.isEmpty()) {
-            return new Dataset(root, all);
+            return new Dataset(root, columnsOf(all));
         }
         List<Column> kept = new ArrayList<>();
         for (String name : columns) {
-            kept.add(all.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
-                    new IllegalArgumentException(root + ": no column '" + name + "'; columns are "
-                            + all.stream().map(Column::name).toList())));
+            if (!all.containsKey(name)) {
+                throw new IllegalArgumentException(root + ": no column '" + name + "'; columns are " + List.copyOf(all.keySet()));
+            }
+            kept.add(new Column(name, all.get(name)));
         }
         return new Dataset(root, kept);
     }
@@ -225,8 +229,12 @@ public final class Dataset {
                 : ": unknown shard format (expected .npy, .npz, .bin, .safetensors or .arrow)"));
     }
 
-    /** Groups shards into columns; {@code wholeColumns}: the files are all a directory has, so numbering must be complete. */
-    private static List<Column> group(Path root, List<Path> files, boolean wholeColumns) throws IOException {
+    /**
+     * Groups shards into columns, by name; {@code wholeColumns}: the files are all a directory has, so numbering must be
+     * complete. Only the {@code wanted} columns' runs are opened; the others are listed with no runs.
+     */
+    private static Map<String, List<RecordLayout>> group(Path root, List<Path> files, boolean wholeColumns,
+                                                         Predicate<String> wanted) throws IOException {
         record Named(String column, long number, Path file) { }
         List<Named> named = new ArrayList<>();
         for (Path f : files) {
@@ -262,8 +270,13 @@ public final class Dataset {
                 }
             }
             previous = n;
-            add(byColumn, stemColumns, n.column(), n.file());
+            add(byColumn, stemColumns, n.column(), n.file(), wanted);
         }
+        return byColumn;
+    }
+
+    /** The columns of {@link #group}'s map that have runs. */
+    private static List<Column> columnsOf(Map<String, List<RecordLayout>> byColumn) {
         List<Column> columns = new ArrayList<>();
         byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
         return columns;
@@ -274,7 +287,7 @@ public final class Dataset {
      * Arrow) to each column it holds; files of one name stem must hold the same columns.
      */
     private static void add(Map<String, List<RecordLayout>> byColumn, Map<String, List<String>> stemColumns, String stem,
-                            Path file) throws IOException {
+                            Path file, Predicate<String> wanted) throws IOException {
         String fn = file.getFileName().toString();
         boolean arrow = fn.endsWith(".arrow") || fn.endsWith(".arrows");
         if (arrow || fn.endsWith(".safetensors") || fn.endsWith(".npz")) {
@@ -286,11 +299,17 @@ public final class Dataset {
                         + ": every shard of one name must hold the same columns");
             }
             for (String c : names) {
-                byColumn.computeIfAbsent(c, k -> new ArrayList<>()).addAll(openShards(file, c));
+                List<RecordLayout> runs = byColumn.computeIfAbsent(c, k -> new ArrayList<>());
+                if (wanted.test(c)) {
+                    runs.addAll(openShards(file, c));
+                }
             }
             return;
         }
-        byColumn.computeIfAbsent(stem, k -> new ArrayList<>()).add(openShard(file, stem));
+        List<RecordLayout> runs = byColumn.computeIfAbsent(stem, k -> new ArrayList<>());
+        if (wanted.test(stem)) {
+            runs.add(openShard(file, stem));
+        }
     }
 
     private static long parseShardNumber(Path f, String digits) throws IOException {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
 import dev.gdsloader.formats.npy.NpyWriter;
@@ -21,10 +22,23 @@ import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -120,6 +134,32 @@ class DatasetFormatsTest {
         }
         assertArrayEquals(allBytes(npy), allBytes(arrow), "Arrow record batches deliver the same bytes");
         assertEquals(4, Dataset.open(arrow).column("images").shards().size(), "one shard per record batch");
+    }
+
+    @Test
+    void anArrowFileLoadsByItsFixedWidthColumnsWhenTheDevicePathRefusesAnother() throws IOException {
+        Path file = dir.resolve("captions.arrow");
+        Schema schema = new Schema(List.of(new Field("caption", FieldType.notNullable(new ArrowType.Utf8()), null),
+                new Field("label", FieldType.notNullable(new ArrowType.Int(32, true)), null)));
+        try (RootAllocator alloc = new RootAllocator(); VectorSchemaRoot root = VectorSchemaRoot.create(schema, alloc);
+             FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             ArrowFileWriter w = new ArrowFileWriter(root, null, ch)) {
+            w.start();
+            root.allocateNew();
+            for (int i = 0; i < 5; i++) {
+                ((VarCharVector) root.getVector("caption")).setSafe(i, ("caption " + i).getBytes(StandardCharsets.UTF_8));
+                ((IntVector) root.getVector("label")).setSafe(i, 10 * i);
+            }
+            root.setRowCount(5);
+            w.writeBatch();
+            w.end();
+        }
+        Dataset labels = Dataset.ofShards(dir, List.of(file), List.of("label")); // the string column is not opened
+        assertEquals(5, labels.recordCount());
+        assertEquals(DType.INT32, labels.column("label").dtype());
+        FormatException x = assertThrows(FormatException.class, () -> Dataset.ofShards(dir, List.of(file), List.of("caption")));
+        assertEquals("column 'caption' of record batch 0: type Utf8 is not a fixed-width column; the device path reads "
+                + "integers, floats, FixedSizeBinary and FixedSizeList of those", x.detail());
     }
 
     @Test
