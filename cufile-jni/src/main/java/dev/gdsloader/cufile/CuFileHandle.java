@@ -133,7 +133,11 @@ public final class CuFileHandle implements AutoCloseable {
         return n;
     }
 
-    private void checkRange(DeviceBuffer buf, long offset, long bytes) {
+    /**
+     * @throws IllegalStateException if this handle is closed
+     * @throws IndexOutOfBoundsException if {@code bytes} at {@code offset} fall outside {@code buf}
+     */
+    void checkRange(DeviceBuffer buf, long offset, long bytes) {
         if (closed.get()) {
             throw new IllegalStateException(file.path() + ": cuFile handle is closed");
         }
@@ -141,6 +145,11 @@ public final class CuFileHandle implements AutoCloseable {
             throw new IndexOutOfBoundsException(file.path() + ": " + bytes + " bytes at device offset " + offset
                     + " do not fit a device buffer of " + buf.size() + " bytes");
         }
+    }
+
+    /** @return the cuFile handle, for the other calls of this package */
+    CUfileHandle_t nativeHandle() {
+        return handle;
     }
 
     /** Deregisters the handle and closes the file, once. */
