@@ -75,12 +75,13 @@ public final class LeakDetector {
 
         private void collected() {
             if (!released.get()) {
-                LEAKS.incrementAndGet();
                 StringBuilder sb = new StringBuilder("LEAK: " + description + " was garbage-collected without being closed");
                 for (StackTraceElement e : site.getStackTrace()) {
                     sb.append("\n\tat ").append(e);
                 }
                 LOG.warning(sb.toString());
+                // counted after the report is written, so whoever waits for the count also sees the line
+                LEAKS.incrementAndGet();
             }
         }
     }
