@@ -172,19 +172,11 @@ public final class AsyncReadBench {
         int maxStreams = Collections.max(o.streams());
         List<Comparison> result = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(maxThreads, Thread.ofPlatform().daemon().name("cufileread-", 0).factory());
-        List<CudaStream> cudaStreams = new ArrayList<>();
-        List<CuFileStream> registered = new ArrayList<>();
-        List<AsyncRead> reads = new ArrayList<>();
+        // closed in reverse order: the async reads (waiting for any in flight) and streams before the memory they write
         try (DeviceBuffer dev = DeviceBuffer.allocate(o.slots() * maxRequest);
              CuFileBufferRegistration reg = CuFileBufferRegistration.register(dev);
-             PinnedBuffer host = PinnedBuffer.allocate(Math.max(maxThreads, maxStreams) * maxRequest)) {
-            for (int s = 0; s < maxStreams; s++) {
-                cudaStreams.add(CudaStream.create());
-                registered.add(CuFileStream.register(cudaStreams.get(s), o.streamFlags()));
-                for (int j = 0; j < o.depth(); j++) {
-                    reads.add(AsyncRead.on(registered.get(s)));
-                }
-            }
+             PinnedBuffer host = PinnedBuffer.allocate(Math.max(maxThreads, maxStreams) * maxRequest);
+             Streams streams = new Streams(maxStreams, o)) {
             Map<Long, long[]> crcs = new HashMap<>();
             for (Mode m : o.modes()) {
                 List<CuFileHandle> handles = new ArrayList<>();
@@ -199,7 +191,7 @@ public final class AsyncReadBench {
                             crc = ranges.expectedCrc32(); // also warms the page cache
                             crcs.put(size, crc);
                         }
-                        Run r = new Run(ranges, handles, dev, host, size, o, pool, cudaStreams, reads);
+                        Run r = new Run(ranges, handles, dev, host, size, o, pool, streams.cuda, streams.reads);
                         r.verifyThreaded(maxThreads, crc);
                         r.verifyAsync(maxStreams, crc);
                         result.add(r.measure(m, out));
@@ -210,9 +202,6 @@ public final class AsyncReadBench {
             }
         } finally {
             pool.shutdownNow();
-            reads.forEach(AsyncRead::close);
-            registered.forEach(CuFileStream::close);
-            cudaStreams.forEach(CudaStream::close);
         }
         printSummary(result, out);
         return result;
@@ -243,6 +232,36 @@ public final class AsyncReadBench {
      */
     static String size(long bytes) {
         return bytes % (1 << 20) == 0 ? (bytes >> 20) + " MiB" : (bytes >> 10) + " KiB";
+    }
+
+    /** The CUDA streams, their cuFile registrations and {@code depth} async reads per stream, closed together. */
+    private static final class Streams implements AutoCloseable {
+        final List<CudaStream> cuda = new ArrayList<>();
+        final List<CuFileStream> registered = new ArrayList<>();
+        final List<AsyncRead> reads = new ArrayList<>();
+
+        Streams(int count, Options o) throws IOException {
+            try {
+                for (int s = 0; s < count; s++) {
+                    cuda.add(CudaStream.create());
+                    registered.add(CuFileStream.register(cuda.get(s), o.streamFlags()));
+                    for (int j = 0; j < o.depth(); j++) {
+                        reads.add(AsyncRead.on(registered.get(s)));
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        /** Closes the reads (each waits for its read in flight), then deregisters and destroys the streams. */
+        @Override
+        public void close() {
+            reads.forEach(AsyncRead::close);
+            registered.forEach(CuFileStream::close);
+            cuda.forEach(CudaStream::close);
+        }
     }
 
     /** One mode and request size: the ranges, the open handles and the shared buffers, slots and streams. */
@@ -390,7 +409,14 @@ public final class AsyncReadBench {
                     sum += f.get();
                 }
             } catch (ExecutionException e) {
-                fs.forEach(f -> f.cancel(true));
+                // the other threads may still be in cuFileRead on the device buffer: let them finish first
+                for (Future<Long> f : fs) {
+                    try {
+                        f.get();
+                    } catch (ExecutionException | InterruptedException ignored) {
+                        // the first failure is the one reported
+                    }
+                }
                 throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -45,16 +45,18 @@ public final class AsyncRead extends NativeResource {
         CudaEvent e = null;
         try {
             e = CudaEvent.create();
-        } finally {
-            if (e == null) {
-                params.close();
+            this.sizeP = view(AsyncReadParams.SIZE);
+            this.fileOffsetP = view(AsyncReadParams.FILE_OFFSET);
+            this.bufOffsetP = view(AsyncReadParams.BUF_OFFSET);
+            this.bytesReadP = view(AsyncReadParams.BYTES_READ);
+        } catch (RuntimeException | Error t) {
+            params.close();
+            if (e != null) {
+                e.close();
             }
+            throw t;
         }
         this.done = e;
-        this.sizeP = view(AsyncReadParams.SIZE);
-        this.fileOffsetP = view(AsyncReadParams.FILE_OFFSET);
-        this.bufOffsetP = view(AsyncReadParams.BUF_OFFSET);
-        this.bytesReadP = view(AsyncReadParams.BYTES_READ);
         trackLeaks();
     }
 
