@@ -15,7 +15,8 @@ import org.bytedeco.cuda.global.cufile;
  * A file registered with cuFile ({@code cuFileHandleRegister}) for reads straight into GPU memory.
  *
  * <p>The file is opened with {@code O_DIRECT} where the filesystem allows it, else buffered (tmpfs
- * refuses {@code O_DIRECT} with {@code EINVAL}; cuFile then works in compatibility mode). The handle owns
+ * refuses {@code O_DIRECT} with {@code EINVAL}; cuFile then works in compatibility mode), or buffered by
+ * choice through {@link #registerBuffered}. The handle owns
  * its file descriptor: {@link #close()} deregisters, then closes the descriptor, once.
  *
  * <p>{@link #read} and {@link #write} may be called from many threads at once (cuFile I/O on one handle
@@ -56,8 +57,25 @@ public final class CuFileHandle implements AutoCloseable {
      * @throws IOException if the file cannot be opened
      */
     public static CuFileHandle register(Path path, boolean writable) throws IOException {
+        return register(path, writable, true);
+    }
+
+    /**
+     * Opens {@code path} read-only without {@code O_DIRECT} and registers it, so that cuFile's reads (in
+     * compatibility mode, its POSIX reads) are served from the page cache when the data is there.
+     *
+     * @param path the file
+     * @return the registered handle, owned by the caller
+     * @throws CuFileException if the driver is unavailable or registration fails, as {@link #register(Path)}
+     * @throws IOException if the file cannot be opened
+     */
+    public static CuFileHandle registerBuffered(Path path) throws IOException {
+        return register(path, false, false);
+    }
+
+    private static CuFileHandle register(Path path, boolean writable, boolean preferDirect) throws IOException {
         CuFileDriver driver = CuFileDriver.get();
-        PosixFile file = writable ? PosixFile.openForReadWrite(path, true) : PosixFile.openForRead(path, true);
+        PosixFile file = writable ? PosixFile.openForReadWrite(path, preferDirect) : PosixFile.openForRead(path, preferDirect);
         CUfileDescr_t descr = new CUfileDescr_t();
         try {
             descr.type(cufile.CU_FILE_HANDLE_TYPE_OPAQUE_FD);
@@ -133,7 +151,11 @@ public final class CuFileHandle implements AutoCloseable {
         return n;
     }
 
-    private void checkRange(DeviceBuffer buf, long offset, long bytes) {
+    /**
+     * @throws IllegalStateException if this handle is closed
+     * @throws IndexOutOfBoundsException if {@code bytes} at {@code offset} fall outside {@code buf}
+     */
+    void checkRange(DeviceBuffer buf, long offset, long bytes) {
         if (closed.get()) {
             throw new IllegalStateException(file.path() + ": cuFile handle is closed");
         }
@@ -141,6 +163,11 @@ public final class CuFileHandle implements AutoCloseable {
             throw new IndexOutOfBoundsException(file.path() + ": " + bytes + " bytes at device offset " + offset
                     + " do not fit a device buffer of " + buf.size() + " bytes");
         }
+    }
+
+    /** @return the cuFile handle, for the other calls of this package */
+    CUfileHandle_t nativeHandle() {
+        return handle;
     }
 
     /** Deregisters the handle and closes the file, once. */
