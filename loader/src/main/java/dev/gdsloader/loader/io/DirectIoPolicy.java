@@ -7,8 +7,9 @@ import java.util.Locale;
  * the user did not say. {@code O_DIRECT} is right for a dataset that streams from storage: it would not stay
  * cached anyway, and bypassing the cache keeps it from evicting the training process's memory. Buffered reads
  * are right for a dataset that fits in memory: from the second epoch on the page cache serves every read,
- * where {@code O_DIRECT} would send each (often small, scattered) record back to the disk every epoch; on the
- * H200 machine a Fashion-MNIST epoch with a global shuffle ran 5.8x faster buffered. The line between the two
+ * where {@code O_DIRECT} would send each (often small, scattered) record back to the disk every epoch: on the
+ * H200 machine the Fashion-MNIST training sample (784-byte records, global shuffle, bounce path) ran at
+ * 27k samples/s with {@code O_DIRECT} and 104k buffered. The line between the two
  * is half of the host's physical memory. Stateless and thread-safe.
  */
 public final class DirectIoPolicy {
