@@ -31,7 +31,7 @@ public final class HostEngine extends StagedEngine {
     }
 
     @Override
-    protected void copy(Slot slot, long from, long to, long bytes) {
+    protected void copy(Slot slot, int column, long from, long to, long bytes) {
         MemorySegment.copy(slot.staging(), from, slot.hostTarget(), to, bytes);
     }
 

@@ -57,15 +57,16 @@ abstract class StagedEngine extends IoEngine {
                     + " where " + needed + " were expected (file truncated while loading?)");
         }
         if (t.copyTo > t.copyFrom) {
-            copy(slot, t.target + (t.copyFrom - t.fileOffset), t.viewTarget, t.copyTo - t.copyFrom);
+            copy(slot, t.column, t.target + (t.copyFrom - t.fileOffset), t.viewTarget, t.copyTo - t.copyFrom);
         }
         return n;
     }
 
     /**
-     * Copies {@code bytes} from staging offset {@code from} to target offset {@code to}.
+     * Copies {@code bytes} of column {@code column} from staging offset {@code from} to target offset {@code to}
+     * (called on an I/O thread, once the bytes are in staging).
      */
-    protected abstract void copy(Slot slot, long from, long to, long bytes);
+    protected abstract void copy(Slot slot, int column, long from, long to, long bytes);
 
     @Override
     public void close() {

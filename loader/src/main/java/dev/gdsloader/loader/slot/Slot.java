@@ -23,6 +23,7 @@ public final class Slot implements AutoCloseable {
     private final SlotLayout layout;
     private final DeviceBuffer device;
     private final PinnedBuffer pinned;
+    private final PinnedBuffer packed;
     private final AlignedMemory hostTarget;
     private final AlignedMemory hostStaging;
     private final CudaStream stream;
@@ -37,6 +38,7 @@ public final class Slot implements AutoCloseable {
         this.layout = b.layout;
         this.device = b.device;
         this.pinned = b.pinned;
+        this.packed = b.packed;
         this.hostTarget = b.hostTarget;
         this.hostStaging = b.hostStaging;
         this.stream = b.stream;
@@ -63,6 +65,14 @@ public final class Slot implements AutoCloseable {
     /** @return pinned staging memory (bounce path), or null */
     public PinnedBuffer pinned() {
         return pinned;
+    }
+
+    /**
+     * @return pinned memory where the bounce path packs the small records of a batch into their view layout, so
+     *     that they go to the device in one copy per column; or null where no column's records are small
+     */
+    public PinnedBuffer packed() {
+        return packed;
     }
 
     /** @return host target memory (host path), or null */
@@ -135,6 +145,7 @@ public final class Slot implements AutoCloseable {
         order.add(stream);
         order.add(device);
         order.add(pinned);
+        order.add(packed);
         order.add(hostTarget);
         order.add(hostStaging);
         RuntimeException first = null;
@@ -205,6 +216,7 @@ public final class Slot implements AutoCloseable {
         private final SlotLayout layout;
         private DeviceBuffer device;
         private PinnedBuffer pinned;
+        private PinnedBuffer packed;
         private AlignedMemory hostTarget;
         private AlignedMemory hostStaging;
         private CudaStream stream;
@@ -237,6 +249,19 @@ public final class Slot implements AutoCloseable {
          */
         public Builder withPinnedStaging() {
             pinned = PinnedBuffer.allocate(layout.stagingBytes());
+            return this;
+        }
+
+        /**
+         * Allocates pinned memory for packed small records ({@link Slot#packed()}).
+         *
+         * @param bytes its size, bytes; 0 allocates nothing
+         * @return this
+         */
+        public Builder withPinnedPacking(long bytes) {
+            if (bytes > 0) {
+                packed = PinnedBuffer.allocate(bytes);
+            }
             return this;
         }
 
