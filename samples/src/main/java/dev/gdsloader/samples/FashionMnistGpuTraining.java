@@ -22,8 +22,8 @@ import java.util.Locale;
  * Hyperparameters are those of the CPU fallback ({@link FashionMnistTraining}) and of the PyTorch twin
  * {@code samples/python/fashion_mnist_mlp.py}: SGD lr 0.01, momentum 0.9, batch 64, He-normal weights.
  *
- * <p>Usage: {@code FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [PATH]]}: epochs default 10, path
- * {@code AUTO} (or {@code GDS}, {@code BOUNCE}).
+ * <p>Usage: {@code FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [PATH [IO_THREADS]]]}: epochs default 10,
+ * path {@code AUTO} (or {@code GDS}, {@code BOUNCE}), I/O threads the loader's default (4).
  */
 public final class FashionMnistGpuTraining {
     private static final int BATCH = 64;
@@ -37,13 +37,14 @@ public final class FashionMnistGpuTraining {
      * @throws IOException if the data cannot be converted or read
      */
     public static void main(String[] args) throws IOException {
-        if (args.length < 2 || args.length > 4) {
-            System.err.println("usage: FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE]]");
+        if (args.length < 2 || args.length > 5) {
+            System.err.println("usage: FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE [IO_THREADS]]]");
             System.exit(2);
         }
         int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         ReadPath path = args.length > 3 ? ReadPath.valueOf(args[3].toUpperCase(Locale.ROOT)) : ReadPath.AUTO;
-        double accuracy = train(Path.of(args[0]), Path.of(args[1]), epochs, path, System.out);
+        int ioThreads = args.length > 4 ? Integer.parseInt(args[4]) : 4;
+        double accuracy = train(Path.of(args[0]), Path.of(args[1]), epochs, path, ioThreads, System.out);
         System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", accuracy);
     }
 
@@ -52,12 +53,14 @@ public final class FashionMnistGpuTraining {
      * @param work where the Arrow shards are written (reused when present)
      * @param epochs training epochs
      * @param path the loader's read path (not {@code HOST}: the model reads device memory)
+     * @param ioThreads the loader's I/O threads
      * @param log per-epoch lines
      * @return the final test accuracy
      * @throws IOException if the data cannot be converted or read
      * @throws dev.gdsloader.cuda.CudaException if there is no GPU, cuBLAS or NVRTC
      */
-    static double train(Path idxDir, Path work, int epochs, ReadPath path, PrintStream log) throws IOException {
+    static double train(Path idxDir, Path work, int epochs, ReadPath path, int ioThreads, PrintStream log)
+            throws IOException {
         if (path == ReadPath.HOST) {
             throw new IllegalArgumentException("the GPU model needs batches in device memory: use AUTO, GDS or BOUNCE");
         }
@@ -67,9 +70,9 @@ public final class FashionMnistGpuTraining {
         try (CudaStream stream = CudaStream.create();
              GpuMlp model = new GpuMlp(stream, 7, 0.01f, 0.9f, Math.max(BATCH, TEST_BATCH));
              GdsLoader train = GdsLoader.builder(work.resolve("train")).batchSize(BATCH).path(path)
-                     .shuffle(Shuffle.GLOBAL, 11).build();
+                     .ioThreads(ioThreads).shuffle(Shuffle.GLOBAL, 11).build();
              GdsLoader test = GdsLoader.builder(work.resolve("test")).batchSize(TEST_BATCH).path(path).build()) {
-            log.println("device " + CudaDevice.get(0).name() + "; path " + train.pathReason());
+            log.println("device " + CudaDevice.get(0).name() + "; " + ioThreads + " I/O threads; path " + train.pathReason());
             for (int e = 0; e < epochs; e++) {
                 long t0 = System.nanoTime();
                 long seen = epoch(train, stream, model::trainStep);
