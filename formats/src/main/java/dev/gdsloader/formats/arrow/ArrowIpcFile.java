@@ -40,7 +40,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
  * 784-byte image). Columns with nulls, variable-length, bit-packed bool, and dictionary-encoded columns are refused
  * by name, column and batch. Compressed bodies (LZ4_FRAME, ZSTD) give {@link CompressedArrowRecords}, decoded on
- * the host with Arrow Java's codecs. The IPC stream format (it starts with {@code FF FF FF FF}) is
+ * the host with Arrow Java's codecs. {@link #batchLayout(int)} gives a whole record batch instead, for the batch
+ * reader: body extent and every column's validity, offsets and values buffers, nulls, Bool and variable-length columns
+ * included ({@link ArrowBatchLayout}). The IPC stream format (it starts with {@code FF FF FF FF}) is
  * detected at offset 0 and read by scanning its messages. Immutable and thread-safe; holds no open file.
  */
 public final class ArrowIpcFile {
