@@ -3,6 +3,7 @@ package dev.gdsloader.cli;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.arrow.ArrowBatchLayout;
 import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.arrow.CompressedArrowRecords;
 import dev.gdsloader.formats.npy.NpyHeader;
@@ -60,6 +61,9 @@ final class InspectCommand implements Callable<Integer> {
                         }
                     }
                 }
+                for (int b = 0; b < a.batchCount(); b++) {
+                    buffers(a, b);
+                }
                 continue;
             }
             if (f.getFileName().toString().endsWith(".npz")) {
@@ -81,6 +85,34 @@ final class InspectCommand implements Callable<Integer> {
             describe(Dataset.openShard(f, null));
         }
         return 0;
+    }
+
+    /**
+     * Prints one record batch as the batch reader reads it ({@code ArrowBatchReader}): the body's extent in the file, the
+     * 4 KiB-aligned range of its one read, and per column its buffers as (offset within the body + length, bytes), as the
+     * metadata gives them (stored, compressed sizes for an LZ4/ZSTD body), or why the batch reader refuses the column.
+     */
+    static void buffers(ArrowIpcFile a, int b) throws java.io.IOException {
+        ArrowBatchLayout body = a.batchLayout(b, List.of());
+        long start = body.bodyOffset() & -4096L;
+        long end = (body.bodyOffset() + body.bodyLength() + 4095) & -4096L;
+        System.out.printf(Locale.ROOT, "  batch %d body bytes %d..%d (%d bytes%s); one read of bytes %d..%d%n", b,
+                body.bodyOffset(), body.bodyOffset() + body.bodyLength(), body.bodyLength(),
+                body.compressed() ? ", " + body.codec() : "", start, end);
+        for (String c : a.columns()) {
+            try {
+                ArrowBatchLayout.Column col = a.batchLayout(b, List.of(c)).columns().get(0);
+                StringBuilder bufs = new StringBuilder();
+                for (ArrowBatchLayout.Buffer buf : col.buffers()) {
+                    bufs.append(bufs.isEmpty() ? "" : ", ").append(buf.role()).append(' ').append(buf.offset()).append('+')
+                            .append(buf.length());
+                }
+                System.out.printf(Locale.ROOT, "  batch %d %-8s %s, %d nulls, buffers %s%n", b, c, col.type(), col.nullCount(),
+                        bufs);
+            } catch (dev.gdsloader.formats.FormatException e) {
+                System.out.printf(Locale.ROOT, "  batch %d %-8s no batch-reader view: %s%n", b, c, e.getMessage());
+            }
+        }
     }
 
     /** Where a run's bytes lie: a file extent, or the stored bytes that are decoded on the host. */

@@ -34,6 +34,21 @@ class InspectFixturesTest {
         }));
     }
 
+    @org.junit.jupiter.api.Test
+    void inspectPrintsEachArrowBatchsBodyAndBufferExtents() throws IOException {
+        Path f = RealWriterFixtures.directory().resolve("arrow-nulls-file.arrow");
+        CommandRun r = CommandRun.execute(new InspectCommand(), f.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        dev.gdsloader.formats.arrow.ArrowBatchLayout l = dev.gdsloader.formats.arrow.ArrowIpcFile.open(f).batchLayout(1);
+        assertTrue(r.out().contains("  batch 1 body bytes " + l.bodyOffset() + ".." + (l.bodyOffset() + l.bodyLength())
+                + " (" + l.bodyLength() + " bytes); one read of bytes " + (l.bodyOffset() & -4096L) + ".."), r.toString());
+        dev.gdsloader.formats.arrow.ArrowBatchLayout.Column name = l.column("name");
+        assertTrue(r.out().contains("  batch 1 name     Utf8, " + name.nullCount() + " nulls, buffers VALIDITY "
+                + name.buffers().get(0).offset() + "+" + name.buffers().get(0).length() + ", OFFSETS "
+                + name.buffers().get(1).offset() + "+" + name.buffers().get(1).length() + ", VALUES "
+                + name.buffers().get(2).offset() + "+" + name.buffers().get(2).length()), r.toString());
+    }
+
     /** Every column of the fixture appears with its dtype, or as not loadable with the product's reason. */
     private static void structure(Path f, CommandRun r) throws IOException {
         String n = f.getFileName().toString();

@@ -40,7 +40,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
  * 784-byte image). Columns with nulls, variable-length, bit-packed bool, and dictionary-encoded columns are refused
  * by name, column and batch. Compressed bodies (LZ4_FRAME, ZSTD) give {@link CompressedArrowRecords}, decoded on
- * the host with Arrow Java's codecs. The IPC stream format (it starts with {@code FF FF FF FF}) is
+ * the host with Arrow Java's codecs. {@link #batchLayout(int)} gives a whole record batch instead, for the batch
+ * reader: body extent and every column's validity, offsets and values buffers, nulls, Bool and variable-length columns
+ * included ({@link ArrowBatchLayout}). The IPC stream format (it starts with {@code FF FF FF FF}) is
  * detected at offset 0 and read by scanning its messages. Immutable and thread-safe; holds no open file.
  */
 public final class ArrowIpcFile {
@@ -410,6 +412,119 @@ public final class ArrowIpcFile {
                     + rows + " rows x " + recordBytes + ")", info.bufferLength()[values] + " bytes");
         }
         return new Records(file, dtype, shape, rows, recordBytes, at + info.bufferOffset()[values], fileSize);
+    }
+
+    /**
+     * The layout of one whole record batch: body extent, rows, and every column's buffers as the metadata gives them.
+     *
+     * @param batch record batch index
+     * @return its layout, all columns in schema order
+     * @throws FormatException naming the column and batch when a column is dictionary-encoded or of a type the batch
+     *     reader does not deliver (nested types other than FixedSizeList of a primitive, views, unions, ...), when the
+     *     metadata has too few field nodes or buffers for the schema, or (uncompressed bodies) when a buffer is
+     *     shorter than the column's length needs
+     * @throws IndexOutOfBoundsException if there is no such batch
+     */
+    public ArrowBatchLayout batchLayout(int batch) throws FormatException {
+        return batchLayout(batch, columns());
+    }
+
+    /**
+     * As {@link #batchLayout(int)}, for some columns only; the others may be of any type.
+     *
+     * @param batch record batch index
+     * @param wanted top-level column names, in the order the layout lists them
+     * @return the layout of those columns
+     * @throws FormatException as {@link #batchLayout(int)}, for the wanted columns
+     * @throws IllegalArgumentException if a wanted column does not exist, naming those that do
+     * @throws IndexOutOfBoundsException if there is no such batch
+     */
+    public ArrowBatchLayout batchLayout(int batch, List<String> wanted) throws FormatException {
+        BatchInfo info = batches.get(java.util.Objects.checkIndex(batch, batches.size()));
+        java.util.Map<String, ArrowBatchLayout.Column> found = new java.util.HashMap<>();
+        int node = 0;
+        int buffer = 0;
+        for (Field f : schema.getFields()) {
+            if (wanted.contains(f.getName())) {
+                found.put(f.getName(), column(info, batch, f, node, buffer));
+            }
+            node += nodes(f);
+            buffer += buffers(f);
+        }
+        List<ArrowBatchLayout.Column> cols = new ArrayList<>();
+        for (String w : wanted) {
+            ArrowBatchLayout.Column c = found.get(w);
+            if (c == null) {
+                throw new IllegalArgumentException(file + ": no column '" + w + "'; columns are " + columns());
+            }
+            cols.add(c);
+        }
+        return new ArrowBatchLayout(file, batch, info.bodyOffset(), info.bodyLength(), info.rows(), info.codec(), cols);
+    }
+
+    private ArrowBatchLayout.Column column(BatchInfo info, int batch, Field f, int node, int buffer) throws FormatException {
+        String where = "column '" + f.getName() + "' of record batch " + batch;
+        long at = info.bodyOffset();
+        if (f.getDictionary() != null) {
+            throw new FormatException(file, at, where + ": dictionary-encoded columns are not supported by the batch reader");
+        }
+        ArrowType t = f.getType();
+        ArrowType child = null;
+        List<ArrowBatchLayout.Role> roles;
+        if (t instanceof ArrowType.FixedSizeList && f.getChildren().size() == 1
+                && bitWidth(f.getChildren().get(0).getType()) > 0 && f.getChildren().get(0).getDictionary() == null) {
+            child = f.getChildren().get(0).getType();
+            roles = List.of(ArrowBatchLayout.Role.VALIDITY, ArrowBatchLayout.Role.CHILD_VALIDITY,
+                    ArrowBatchLayout.Role.CHILD_VALUES);
+        } else if (bitWidth(t) > 0 || t instanceof ArrowType.FixedSizeBinary) {
+            roles = List.of(ArrowBatchLayout.Role.VALIDITY, ArrowBatchLayout.Role.VALUES);
+        } else if (ArrowBatchLayout.Column.offsetWidth(t) > 0) {
+            roles = List.of(ArrowBatchLayout.Role.VALIDITY, ArrowBatchLayout.Role.OFFSETS, ArrowBatchLayout.Role.VALUES);
+        } else {
+            throw new FormatException(file, at, where + ": type " + t + " is not supported by the batch reader; it reads "
+                    + "integers, floats, Bool, FixedSizeBinary, FixedSizeList of a primitive, Binary, Utf8, LargeBinary "
+                    + "and LargeUtf8");
+        }
+        int lastNode = node + (child == null ? 0 : 1);
+        if (lastNode >= info.nodeLength().length || buffer + roles.size() > info.bufferOffset().length) {
+            throw new FormatException(file, at, where + ": the metadata has too few field nodes or buffers for the schema");
+        }
+        List<ArrowBatchLayout.Buffer> bufs = new ArrayList<>();
+        for (int i = 0; i < roles.size(); i++) {
+            bufs.add(new ArrowBatchLayout.Buffer(roles.get(i), buffer + i, info.bufferOffset()[buffer + i],
+                    info.bufferLength()[buffer + i]));
+        }
+        ArrowBatchLayout.Column c = new ArrowBatchLayout.Column(f.getName(), t, info.nodeLength()[node],
+                info.nullCount()[node], child, child == null ? 0 : info.nullCount()[node + 1], bufs);
+        if (child != null && info.nodeLength()[node + 1] != c.childLength()) {
+            throw new FormatException(file, at, where + ": a child of " + c.childLength() + " elements (length x list size)",
+                    info.nodeLength()[node + 1] + " elements");
+        }
+        if (!info.compressed()) {
+            for (ArrowBatchLayout.Buffer b : bufs) {
+                long need = c.neededBytes(b.role());
+                boolean optional = b.role() == ArrowBatchLayout.Role.VALIDITY && c.nullCount() == 0
+                        || b.role() == ArrowBatchLayout.Role.CHILD_VALIDITY && c.childNullCount() == 0
+                        || b.role() == ArrowBatchLayout.Role.OFFSETS && c.length() == 0;
+                if (need > 0 && b.length() < need && !(optional && b.length() == 0)) {
+                    throw new FormatException(file, at + b.offset(), where + ": a " + b.role() + " buffer of at least "
+                            + need + " bytes", b.length() + " bytes");
+                }
+            }
+        }
+        return c;
+    }
+
+    /**
+     * @param t an Arrow type
+     * @return bits per value of a fixed-width primitive (Int, FloatingPoint: 8 to 64; Bool: 1), else 0
+     */
+    static int bitWidth(ArrowType t) {
+        if (t instanceof ArrowType.Bool) {
+            return 1;
+        }
+        DType d = primitive(t);
+        return d == null ? 0 : d.itemSize() * 8;
     }
 
     private static DType primitive(ArrowType t) {

@@ -1,0 +1,175 @@
+package dev.gdsloader.formats.arrow;
+
+import dev.gdsloader.formats.FormatException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+
+/**
+ * Where one record batch of an Arrow IPC file lies, as its metadata gives it: the body's byte range in the file,
+ * its rows, and per column its Arrow type, null count and buffers as (offset within the body, length) pairs, in
+ * Arrow's buffer order for that type (Arrow columnar format, "Buffer layout", "IPC File Format" / "Encapsulated
+ * message format"). Offsets and lengths are exactly the metadata's: no 8- or 64-byte padding is assumed (the spec
+ * only recommends it, "Buffer alignment and padding"). For a compressed body (LZ4_FRAME, ZSTD) the extents are those
+ * of the stored (compressed, length-prefixed) buffers; {@link #decode(Buffer, byte[])} gives the decoded bytes.
+ *
+ * <p>Types covered: every fixed-width primitive (Int 8/16/32/64 signed and unsigned, FloatingPoint half/single/double),
+ * Bool (a bitmap of values), FixedSizeBinary, FixedSizeList of a primitive or Bool (the child's validity and values
+ * follow the list's validity), Binary, Utf8, LargeBinary and LargeUtf8 (validity, offsets of 4 or 8 bytes, values).
+ * Built by {@link ArrowIpcFile#batchLayout(int)}; immutable and thread-safe.
+ *
+ * @param file the Arrow file
+ * @param batch record batch index in the file
+ * @param bodyOffset file offset of the body's first byte, bytes
+ * @param bodyLength body length, bytes
+ * @param rows rows of the batch
+ * @param codec the body's compression: {@code NO_COMPRESSION}, {@code LZ4_FRAME} or {@code ZSTD}
+ * @param columns the columns, in schema order (or in the order asked for)
+ */
+public record ArrowBatchLayout(Path file, int batch, long bodyOffset, long bodyLength, long rows,
+                               CompressionUtil.CodecType codec, List<Column> columns) {
+    /** @throws NullPointerException if an argument is null */
+    public ArrowBatchLayout {
+        Objects.requireNonNull(file, "file");
+        Objects.requireNonNull(codec, "codec");
+        columns = List.copyOf(columns);
+    }
+
+    /** What a buffer holds, in Arrow's terms. */
+    public enum Role {
+        /** The column's validity bitmap, LSB-first; may be 0 bytes long when the null count is 0. */
+        VALIDITY,
+        /** Offsets into the values: {@code int32} (Binary, Utf8) or {@code int64} (LargeBinary, LargeUtf8), rows + 1. */
+        OFFSETS,
+        /** The values: fixed-width elements, a bitmap (Bool), or the concatenated bytes (Binary, Utf8). */
+        VALUES,
+        /** A FixedSizeList's child validity bitmap. */
+        CHILD_VALIDITY,
+        /** A FixedSizeList's child values ({@code length x listSize} elements). */
+        CHILD_VALUES
+    }
+
+    /**
+     * One buffer of a column.
+     *
+     * @param role what it holds
+     * @param index the buffer's index in the record batch's buffer list
+     * @param offset offset of its first byte from the start of the body, bytes
+     * @param length its length as stored, bytes (for a compressed body: the 8-byte prefix and compressed bytes)
+     */
+    public record Buffer(Role role, int index, long offset, long length) {
+    }
+
+    /**
+     * One top-level column of the batch.
+     *
+     * @param name column name
+     * @param type its Arrow type
+     * @param length its field node's length (the batch's rows)
+     * @param nullCount its field node's null count
+     * @param childType for a FixedSizeList the child's type, else {@code null}
+     * @param childNullCount for a FixedSizeList the child node's null count, else 0
+     * @param buffers its buffers in Arrow's order: VALIDITY, [OFFSETS], VALUES; for a FixedSizeList VALIDITY,
+     *     CHILD_VALIDITY, CHILD_VALUES
+     */
+    public record Column(String name, ArrowType type, long length, long nullCount, ArrowType childType,
+                         long childNullCount, List<Buffer> buffers) {
+        /** Copies the buffers. */
+        public Column {
+            buffers = List.copyOf(buffers);
+        }
+
+        /**
+         * @param role a role
+         * @return this column's buffer of that role, if the type has one
+         */
+        public Optional<Buffer> buffer(Role role) {
+            return buffers.stream().filter(b -> b.role() == role).findFirst();
+        }
+
+        /**
+         * Bytes a buffer needs for this column's length, from the type alone; unknown (-1) for the values of
+         * Binary/Utf8 (they are given by the last offset).
+         *
+         * @param role a role of this column
+         * @return bytes needed, before padding; -1 when only the offsets tell
+         */
+        public long neededBytes(Role role) {
+            return switch (role) {
+                case VALIDITY -> (length + 7) / 8;
+                case CHILD_VALIDITY -> (childLength() + 7) / 8;
+                case OFFSETS -> (length + 1) * offsetWidth(type);
+                case VALUES -> type instanceof ArrowType.Bool ? (length + 7) / 8
+                        : type instanceof ArrowType.FixedSizeBinary f ? length * f.getByteWidth()
+                        : offsetWidth(type) > 0 ? -1 : length * (ArrowIpcFile.bitWidth(type) / 8);
+                case CHILD_VALUES -> childType instanceof ArrowType.Bool ? (childLength() + 7) / 8
+                        : childLength() * (ArrowIpcFile.bitWidth(childType) / 8);
+            };
+        }
+
+        /** @return elements of a FixedSizeList's child ({@code length x listSize}); 0 for other types */
+        public long childLength() {
+            return type instanceof ArrowType.FixedSizeList l ? length * l.getListSize() : 0;
+        }
+
+        /** @return bytes per offset: 4 for Binary/Utf8, 8 for LargeBinary/LargeUtf8, 0 for other types */
+        public static int offsetWidth(ArrowType t) {
+            return t instanceof ArrowType.Binary || t instanceof ArrowType.Utf8 ? 4
+                    : t instanceof ArrowType.LargeBinary || t instanceof ArrowType.LargeUtf8 ? 8 : 0;
+        }
+    }
+
+    /** @return whether the body is compressed (its buffers must be decoded on the host) */
+    public boolean compressed() {
+        return codec != CompressionUtil.CodecType.NO_COMPRESSION;
+    }
+
+    /**
+     * @param name a column name
+     * @return that column
+     * @throws IllegalArgumentException if there is none, naming those there are
+     */
+    public Column column(String name) {
+        return columns.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
+                new IllegalArgumentException(file + ": record batch " + batch + " has no column '" + name + "'; columns are "
+                        + columns.stream().map(Column::name).toList()));
+    }
+
+    /**
+     * Decodes one buffer of a compressed body on the host (Arrow columnar format, "Compression": an 8-byte
+     * little-endian uncompressed length, -1 for stored uncompressed, then LZ4 frame or ZSTD data), with Arrow
+     * Java's codecs. For an uncompressed body the stored bytes are returned as they are.
+     *
+     * @param buffer a buffer of this layout
+     * @param stored its {@link Buffer#length()} bytes as stored in the file; not modified
+     * @return the decoded bytes: for validity, offsets and fixed-width values the bytes the column's length needs
+     *     (padding dropped); for Binary/Utf8 values the whole decoded buffer (at most
+     *     {@link dev.gdsloader.formats.HostDecodedRecords#MAX_DECODED_BYTES})
+     * @throws FormatException naming file, batch, buffer and offset, when the bytes do not decode or declare a
+     *     length the column cannot have
+     * @throws IllegalArgumentException if {@code stored} is not the buffer's length
+     */
+    public byte[] decode(Buffer buffer, byte[] stored) throws FormatException {
+        if (stored.length != buffer.length()) {
+            throw new IllegalArgumentException(file + ": buffer " + buffer.index() + " of record batch " + batch + " is "
+                    + buffer.length() + " bytes, got " + stored.length);
+        }
+        if (!compressed()) {
+            return stored.clone();
+        }
+        Column owner = columns.stream().filter(c -> c.buffers().contains(buffer)).findFirst().orElseThrow(() ->
+                new IllegalArgumentException(file + ": buffer " + buffer + " is not one of record batch " + batch));
+        ArrowBufferDecoder.Where at = new ArrowBufferDecoder.Where(file, batch, buffer.index(), bodyOffset + buffer.offset());
+        long need = owner.neededBytes(buffer.role());
+        if (need < 0) {
+            return ArrowBufferDecoder.decodeWhole(at, stored, codec);
+        }
+        // a writer may leave a buffer empty when nothing needs it (no nulls: no bitmap; 0 rows: no offsets)
+        boolean optional = buffer.role() == Role.VALIDITY || buffer.role() == Role.CHILD_VALIDITY
+                || owner.length() == 0;
+        return ArrowBufferDecoder.decode(at, stored, codec, stored.length == 0 && optional ? 0 : need);
+    }
+}
