@@ -13,26 +13,27 @@ public final class DropIntoYourLoop {
                     atomicAdd(out, (unsigned long long) x[i]);
             }""";
 
-    /** @param args dataset directory, column @throws Exception if the dataset cannot be loaded */
+    /** @param args dataset directory, column @throws Exception on a bug (a user's error exits 2 with one line) */
     public static void main(String[] args) throws Exception {
-        try (GdsLoader loader = GdsLoader.builder(Path.of(args[0])).batchSize(256).build();
-             CudaStream stream = CudaStream.create(); // your training stream
-             CudaModule kernels = CudaModule.load(Nvrtc.compileToPtx(SUM, "sum.cu"));
-             DeviceBuffer total = DeviceBuffer.allocate(8); PinnedBuffer result = PinnedBuffer.allocate(8)) {
-            total.fill(0);
-            for (Batch batch : loader) {
-                batch.awaitOn(stream); // the stream (not the host) waits until the batch is in device memory
-                ColumnView column = batch.column(args[1]);
-                kernels.launch("sum", 64, 256, stream, column.devicePointer(), column.bytes(), total.address());
-                // Any CUDA library takes the same raw device pointer and stream, e.g. bytedeco cuBLAS:
-                //   cublasSetStream_v2(handle, JavaCppPointers.stream(stream));
-                //   cublasSgemm_v2(handle, ..., JavaCppPointers.floats(column.devicePointer()), ...);
-                batch.release(stream); // the loader refills this slot once the stream has passed this point
+        SampleMain.run("DropIntoYourLoop", "DATASET_DIR COLUMN", 2, 2, args, a -> {
+            try (GdsLoader loader = GdsLoader.builder(Path.of(a[0])).batchSize(256).build();
+                 CudaStream stream = CudaStream.create(); // your training stream
+                 CudaModule kernels = CudaModule.load(Nvrtc.compileToPtx(SUM, "sum.cu"));
+                 DeviceBuffer total = DeviceBuffer.allocate(8); PinnedBuffer result = PinnedBuffer.allocate(8)) {
+                total.fill(0);
+                for (Batch batch : loader) { // every batch of one epoch
+                    batch.awaitOn(stream); // the stream (not the host) waits until the batch is in device memory
+                    ColumnView column = batch.column(a[1]);
+                    kernels.launch("sum", 64, 256, stream, column.devicePointer(), column.bytes(), total.address());
+                    // Any CUDA library takes the same raw device pointer and stream, e.g. bytedeco cuBLAS:
+                    //   cublasSetStream_v2(handle, JavaCppPointers.stream(stream));
+                    //   cublasSgemm_v2(handle, ..., JavaCppPointers.floats(column.devicePointer()), ...);
+                    batch.release(stream); // the loader refills this slot once the stream has passed this point
+                }
+                stream.copyToHost(result, 0, total, 0, 8); stream.synchronize(); // the one host wait
+                System.out.println(loader.pathReason() + "\nsum of the bytes of '" + a[1] + "': "
+                        + result.segment().get(ValueLayout.JAVA_LONG, 0));
             }
-            stream.copyToHost(result, 0, total, 0, 8);
-            stream.synchronize();
-            System.out.println(loader.pathReason() + "\nsum of the bytes of '" + args[1] + "': "
-                    + result.segment().get(ValueLayout.JAVA_LONG, 0));
-        }
+        });
     }
 }

@@ -18,12 +18,12 @@ public final class EpochLoop {
      * @throws Exception if the dataset cannot be loaded
      */
     public static void main(String[] args) throws Exception {
-        if (args.length == 0 || args.length > 3) {
-            System.err.println("usage: EpochLoop DATASET_DIR [BATCH_SIZE [EPOCHS]]");
-            System.exit(2);
-        }
-        int batchSize = args.length > 1 ? Integer.parseInt(args[1]) : 256;
-        int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+        SampleMain.run("EpochLoop", "DATASET_DIR [BATCH_SIZE [EPOCHS]]", 1, 3, args, EpochLoop::loop);
+    }
+
+    private static void loop(String[] args) throws Exception {
+        int batchSize = args.length > 1 ? SampleMain.positive("BATCH_SIZE", args[1]) : 256;
+        int epochs = args.length > 2 ? SampleMain.positive("EPOCHS", args[2]) : 2;
         try (GdsLoader loader = GdsLoader.builder(Path.of(args[0])).batchSize(batchSize).build()) {
             System.out.println("path: " + loader.pathReason());
             for (int epoch = 0; epoch < epochs; epoch++) {

@@ -1,5 +1,6 @@
 package dev.gdsloader.samples;
 
+import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
@@ -33,19 +34,17 @@ public final class FashionMnistGpuTraining {
     }
 
     /**
-     * @param args IDX directory, work directory, epochs, read path
-     * @throws IOException if the data cannot be converted or read
+     * @param args IDX directory, work directory, epochs, read path, I/O threads
+     * @throws Exception only on a bug: a user's error (no GPU, bad argument, missing file) exits 2 with one line
      */
-    public static void main(String[] args) throws IOException {
-        if (args.length < 2 || args.length > 5) {
-            System.err.println("usage: FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE [IO_THREADS]]]");
-            System.exit(2);
-        }
-        int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 10;
-        ReadPath path = args.length > 3 ? ReadPath.valueOf(args[3].toUpperCase(Locale.ROOT)) : ReadPath.AUTO;
-        int ioThreads = args.length > 4 ? Integer.parseInt(args[4]) : 4;
-        double accuracy = train(Path.of(args[0]), Path.of(args[1]), epochs, path, ioThreads, System.out);
-        System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", accuracy);
+    public static void main(String[] args) throws Exception {
+        SampleMain.run("FashionMnistGpuTraining", "IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE [IO_THREADS]]]", 2, 5, args, a -> {
+            int epochs = a.length > 2 ? SampleMain.positive("EPOCHS", a[2]) : 10;
+            ReadPath path = a.length > 3 ? ReadPath.valueOf(a[3].toUpperCase(Locale.ROOT)) : ReadPath.AUTO;
+            int ioThreads = a.length > 4 ? SampleMain.positive("IO_THREADS", a[4]) : 4;
+            double accuracy = train(Path.of(a[0]), Path.of(a[1]), epochs, path, ioThreads, System.out);
+            System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", accuracy);
+        });
     }
 
     /**
@@ -63,6 +62,10 @@ public final class FashionMnistGpuTraining {
             throws IOException {
         if (path == ReadPath.HOST) {
             throw new IllegalArgumentException("the GPU model needs batches in device memory: use AUTO, GDS or BOUNCE");
+        }
+        if (!Cuda.availability().available()) { // before converting anything
+            throw new IllegalStateException("needs a GPU: " + Cuda.availability().reason()
+                    + " (FashionMnistTraining is the CPU version)");
         }
         FashionMnistShards.prepare(idxDir, work);
         CudaDevice.makeCurrent(0);

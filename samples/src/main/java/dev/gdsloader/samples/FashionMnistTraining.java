@@ -29,17 +29,15 @@ public final class FashionMnistTraining {
 
     /**
      * @param args IDX directory, work directory, epochs (default 2), max training records (default all)
-     * @throws IOException if the data cannot be converted or read
+     * @throws Exception only on a bug: a user's error exits 2 with one line
      */
-    public static void main(String[] args) throws IOException {
-        if (args.length < 2) {
-            System.err.println("usage: FashionMnistTraining IDX_DIR WORK_DIR [EPOCHS [MAX_TRAIN_RECORDS]]");
-            System.exit(2);
-        }
-        int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 2;
-        int max = args.length > 3 ? Integer.parseInt(args[3]) : Integer.MAX_VALUE;
-        Result r = train(Path.of(args[0]), Path.of(args[1]), epochs, max, 64, System.out);
-        System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", r.testAccuracy());
+    public static void main(String[] args) throws Exception {
+        SampleMain.run("FashionMnistTraining", "IDX_DIR WORK_DIR [EPOCHS [MAX_TRAIN_RECORDS]]", 2, 4, args, a -> {
+            int epochs = a.length > 2 ? SampleMain.positive("EPOCHS", a[2]) : 2;
+            int max = a.length > 3 ? SampleMain.positive("MAX_TRAIN_RECORDS", a[3]) : Integer.MAX_VALUE;
+            Result r = train(Path.of(a[0]), Path.of(a[1]), epochs, max, 64, System.out);
+            System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", r.testAccuracy());
+        });
     }
 
     /**
