@@ -35,7 +35,7 @@ import java.util.logging.Logger;
  * <pre>{@code
  * try (GdsLoader loader = GdsLoader.builder(Path.of("data/train"))
  *         .batchSize(256)          // records per batch
- *         .path(ReadPath.AUTO)     // GDS where cuFile works, else bounce, else host
+ *         .path(ReadPath.AUTO)     // GDS with true GPUDirect, else bounce, else host
  *         .prefetchDepth(4)        // slots in the ring
  *         .build();
  *      CudaStream stream = CudaStream.create()) {

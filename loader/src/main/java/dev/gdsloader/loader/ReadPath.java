@@ -4,7 +4,10 @@ package dev.gdsloader.loader;
  * Which way the loader moves bytes from storage to the consumer, as requested.
  */
 public enum ReadPath {
-    /** GDS where cuFile can register the shards, else BOUNCE where there is a GPU, else HOST; the reason is logged once. */
+    /**
+     * GDS where cuFile does true GPUDirect DMA for the shards, else BOUNCE where there is a GPU (also where cuFile
+     * runs only in compat mode, which the bounce path outruns), else HOST; the reason is logged once.
+     */
     AUTO,
     /** {@code cuFileRead} straight into device memory (true GPUDirect, or cuFile's compat mode where the probe says so). */
     GDS,

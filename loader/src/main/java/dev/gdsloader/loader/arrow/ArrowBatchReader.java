@@ -8,6 +8,7 @@ import dev.gdsloader.cufile.CuFileBufferRegistration;
 import dev.gdsloader.cufile.CuFileHandle;
 import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.cufile.CuFileProbe;
+import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.arrow.ArrowBatchLayout;
@@ -89,8 +90,8 @@ public final class ArrowBatchReader implements AutoCloseable {
      * Opens a reader of every column.
      *
      * @param file an Arrow IPC file or stream
-     * @param requested the path: AUTO picks GDS where cuFile can register the file, else BOUNCE where there is a GPU,
-     *     else HOST. Device memory is allocated on the calling thread's current device.
+     * @param requested the path; AUTO decides as the loader does ({@link PathSelector#decideAuto}): GDS where
+     *     cuFile does true GPUDirect DMA, else BOUNCE where there is a GPU, else HOST. Device memory is allocated on the calling thread's current device.
      * @return the reader, owned by the caller
      * @throws FormatException if the file is not Arrow IPC, or a column is refused ({@link ArrowIpcFile#batchLayout})
      * @throws IllegalStateException if the requested path cannot run here (GDS: cuFile unusable; GDS or BOUNCE: no GPU)
@@ -125,7 +126,7 @@ public final class ArrowBatchReader implements AutoCloseable {
         String reason;
         boolean gpu = Cuda.availability().available();
         CuFileStatus st = null;
-        if (requested == ReadPath.GDS || requested == ReadPath.AUTO && gpu) {
+        if (requested == ReadPath.GDS) {
             st = CuFileProbe.probe(Optional.of(file.toAbsolutePath().getParent()));
         }
         switch (requested) {
@@ -148,17 +149,14 @@ public final class ArrowBatchReader implements AutoCloseable {
                 path = PathTaken.HOST;
                 reason = "requested HOST";
             }
-            default -> {
-                if (st != null && st.usable()) {
-                    path = st.mode() == CuFileMode.GDS ? PathTaken.GDS : PathTaken.CUFILE_COMPAT;
-                    reason = "AUTO: cuFile usable: " + st.reason();
-                } else if (gpu) {
-                    path = PathTaken.BOUNCE;
-                    reason = "AUTO: GPU without usable cuFile (" + st.reason() + "): pread into pinned memory, then a copy";
-                } else {
-                    path = PathTaken.HOST;
-                    reason = "AUTO: no GPU (" + Cuda.availability().reason() + "): host memory";
-                }
+            default -> { // the loader's own AUTO rule, so both readers pick alike
+                PathSelector.Decision d = PathSelector.decideAuto(file.toAbsolutePath().getParent());
+                path = switch (d.path()) {
+                    case GDS -> d.cuFile().mode() == CuFileMode.GDS ? PathTaken.GDS : PathTaken.CUFILE_COMPAT;
+                    case BOUNCE -> PathTaken.BOUNCE;
+                    default -> PathTaken.HOST;
+                };
+                reason = "AUTO: " + d.reason();
             }
         }
         ArrowBatchReader r = new ArrowBatchReader(ipc, columns, path, reason, fileSize);

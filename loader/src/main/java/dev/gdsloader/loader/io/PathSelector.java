@@ -151,7 +151,11 @@ public final class PathSelector {
     }
 
     /**
-     * Decides {@code AUTO} for a data directory: no GPU gives HOST; cuFile usable there gives GDS; else BOUNCE.
+     * Decides {@code AUTO} for a data directory: no GPU gives HOST; cuFile with true GPUDirect DMA there
+     * (nvidia-fs) gives GDS; else BOUNCE. cuFile's compat mode gives BOUNCE too: compat mode is cuFile's own POSIX
+     * read through its pinned bounce buffers, and on the H200 machine the loader's bounce path matched or beat it
+     * in every measurement ({@code BENCHMARKS.md}: cold reads, overlap with compute, two ranks, the Fashion-MNIST
+     * sample). An explicit {@link ReadPath#GDS} still uses cuFile in either mode.
      *
      * @param dataDir directory the shards live in (a small probe file is registered there)
      * @return the decision; never throws
@@ -164,6 +168,11 @@ public final class PathSelector {
         CuFileStatus st = CuFileProbe.probe(Optional.of(dataDir));
         if (!st.usable()) {
             return new Decision(ReadPath.BOUNCE, "BOUNCE: cuFile unusable: " + st.reason(), st);
+        }
+        if (st.mode() == dev.gdsloader.cufile.CuFileMode.COMPAT) {
+            return new Decision(ReadPath.BOUNCE, "BOUNCE: cuFile runs only in compat mode here (" + st.reason()
+                    + "), its own bounce through host memory, which the loader's bounce path outruns; request GDS to use"
+                    + " cuFile anyway", st);
         }
         return new Decision(ReadPath.GDS, "GDS: cuFile mode " + st.mode() + " (" + st.reason() + ")", st);
     }
