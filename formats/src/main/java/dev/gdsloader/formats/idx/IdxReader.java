@@ -3,6 +3,7 @@ package dev.gdsloader.formats.idx;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,6 +54,7 @@ public final class IdxReader {
      * @throws IOException if the file cannot be opened or read
      */
     public static IdxArray read(Path file) throws IOException {
+        ShardFiles.requireRegularFile(file);
         long fileSize = Files.size(file);
         boolean gzip = isGzip(file);
         try (InputStream raw = Files.newInputStream(file)) {

@@ -4,6 +4,7 @@ import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Records;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
@@ -196,6 +197,7 @@ public final class NpzArchive {
          *     directory record is looked for)
          */
         static Open of(Path file) throws IOException {
+            ShardFiles.requireRegularFile(file);
             try {
                 return new Open(file, ZipFile.builder().setPath(file).get());
             } catch (java.util.zip.ZipException | java.io.EOFException e) {

@@ -1,6 +1,7 @@
 package dev.gdsloader.loader.dataset;
 
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.ShardFiles;
 import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
@@ -148,7 +149,7 @@ public final class Dataset {
                 Path f = e.resolve(dir);
                 if (!Files.isRegularFile(f)) {
                     throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": shard " + e.file() + " of column '"
-                            + c.name() + "' cannot be read: " + kind(f));
+                            + c.name() + "' cannot be read: " + ShardFiles.kind(f));
                 }
                 List<RecordLayout> parts = openShards(f, c.name());
                 long records = parts.stream().mapToLong(RecordLayout::recordCount).sum();
@@ -240,7 +241,7 @@ public final class Dataset {
         for (Path f : files) {
             if (!Files.isRegularFile(f)) {
                 // a FIFO or device would block or never end; a directory is not a shard
-                throw new IOException(f + ": not a regular file (" + kind(f) + "): shards must be regular files");
+                throw ShardFiles.notRegular(f);
             }
             String fn = f.getFileName().toString();
             Matcher m = SHARD_NAME.matcher(fn);
@@ -318,16 +319,6 @@ public final class Dataset {
         } catch (NumberFormatException e) {
             throw new IOException(f + ": shard number " + digits + " is too large");
         }
-    }
-
-    private static String kind(Path f) {
-        if (!Files.exists(f)) {
-            return Files.isSymbolicLink(f) ? "a symbolic link to nothing" : "does not exist";
-        }
-        if (Files.isDirectory(f)) {
-            return "a directory";
-        }
-        return "a FIFO, socket or device";
     }
 
     /** @return the directory the dataset came from */
