@@ -226,6 +226,15 @@ public final class NpzArchive {
             return zip.getInputStream(e);
         }
 
+        /** @return the member's CRC-32 as the central directory records it */
+        long crc(String member) throws IOException {
+            ZipArchiveEntry e = zip.getEntry(member);
+            if (e == null || e.getCrc() < 0) {
+                throw new FormatException(file, 0, "a member '" + member + "' with a CRC-32", "none (the archive changed?)");
+            }
+            return e.getCrc();
+        }
+
         @Override
         public void close() throws IOException {
             zip.close();
