@@ -59,4 +59,37 @@ class DamagedFixturesTest {
         assertEquals(2480 - 128, ((HostDecodedRecords) NpzArchive.open(fixture("npz-deflated.npz")).records("images"))
                 .decode().length);
     }
+
+    @Test
+    void aTruncatedNpzSaysNoEndOfCentralDirectoryRecordAtTheEndOfTheFileNotTheLibrarysWording() throws IOException {
+        Path f = truncated("npz-deflated.npz", 342);
+        FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
+        assertEquals(f + ": at byte offset 320: expected a ZIP archive of .npy members (.npz): an end-of-central-directory"
+                + " record (PK\\x05\\x06) in its last 342 bytes, found none in a file of 342 bytes: not a ZIP archive, or"
+                + " cut short", e.getMessage());
+    }
+
+    @Test
+    void anEmptyNpzSaysNoEndOfCentralDirectoryRecord() throws IOException {
+        Path f = truncated("npz-stored.npz", 0);
+        FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
+        assertTrue(e.getMessage().startsWith(f + ": at byte offset 0: expected a ZIP archive of .npy members (.npz): an"
+                + " end-of-central-directory record"), e.getMessage());
+        assertTrue(!e.getMessage().contains("Archive is not a ZIP archive"), e.getMessage());
+    }
+
+    @Test
+    void aDamagedCentralDirectoryNamesItsOffsetNotTheLibrarysErrorReadingZipContent() throws IOException {
+        // byte 583 lies in the central directory entry of images.npy (central directory at 550, 112 bytes;
+        // end-of-central-directory record at 662): commons-compress said "Error reading Zip content from <file>"
+        byte[] b = Files.readAllBytes(fixture("npz-deflated.npz"));
+        b[583] = (byte) 0x80; // high byte of the entry's file comment length: 32768 bytes, past the end
+        Path f = dir.resolve("cd584-npz-deflated.npz");
+        Files.write(f, b);
+        FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
+        assertEquals(550, e.offset());
+        assertEquals(f + ": at byte offset 550: expected a ZIP archive of .npy members (.npz): a central directory of 112"
+                + " bytes at offset 550 (as the end-of-central-directory record at offset 662 says), found one that does"
+                + " not parse (it runs past its end)", e.getMessage());
+    }
 }
