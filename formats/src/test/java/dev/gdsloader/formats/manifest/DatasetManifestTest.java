@@ -168,7 +168,7 @@ class DatasetManifestTest {
     @CsvSource(delimiter = ';', quoteCharacter = '`', value = {
         "\"version\": 1;\"version\": 2;\"version\": 1",
         "\"version\": 1;\"version\": \"1\";\"version\": 1",
-        "\"format\": \"raw\";\"format\": \"parquet\";\"format\" \"npy\", \"safetensors\" or \"raw\"",
+        "\"format\": \"raw\";\"format\": \"parquet\";\"format\" \"npy\", \"safetensors\", \"raw\" or \"arrow\"",
         "\"records\": 1;\"records\": -1;shard 0 \"records\"",
         "\"bytes\": 12;\"bytes\": 1.5;the number 1.5",
         "\"crc32c\": \"0x0\";\"crc32c\": \"1234\";\"0x\" and up to 8 hex digits",

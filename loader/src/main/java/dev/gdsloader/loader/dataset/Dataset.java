@@ -35,6 +35,9 @@ import java.util.stream.Stream;
 public final class Dataset {
     private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|npz|bin|safetensors|arrow|arrows)$");
     private static final List<String> EXTENSIONS = List.of(".npy", ".npz", ".bin", ".safetensors", ".arrows", ".arrow");
+    /** {@link #EXTENSIONS} for messages: {@code .npy, .npz, ... or .arrow}. */
+    private static final String EXTENSION_LIST = String.join(", ", EXTENSIONS.subList(0, EXTENSIONS.size() - 1))
+            + " or " + EXTENSIONS.get(EXTENSIONS.size() - 1);
 
     private final Path root;
     private final List<Column> columns;
@@ -80,7 +83,7 @@ public final class Dataset {
                 files = s.filter(p -> extension(p) != null).sorted().toList();
             }
             if (files.isEmpty()) {
-                throw new IOException(dirOrFile + ": no .npy, .bin or .safetensors shards (and no dataset.json) in this directory");
+                throw new IOException(dirOrFile + ": no " + EXTENSION_LIST + " shards (and no dataset.json) in this directory");
             }
             List<String> kinds = files.stream().map(Dataset::extension).distinct().toList();
             if (kinds.size() > 1) {
@@ -145,6 +148,10 @@ public final class Dataset {
         List<Column> columns = new ArrayList<>();
         for (ColumnEntry c : m.columns()) {
             List<RecordLayout> shards = new ArrayList<>();
+            if (m.shardsOf(c.name()).isEmpty()) {
+                throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": column '" + c.name()
+                        + "' has no shards: expected at least one entry with \"column\": \"" + c.name() + "\" in \"shards\"");
+            }
             for (ShardEntry e : m.shardsOf(c.name())) {
                 Path f = e.resolve(dir);
                 if (!Files.isRegularFile(f)) {
@@ -227,7 +234,7 @@ public final class Dataset {
             return SafetensorsFile.open(file).records(column);
         }
         throw new IOException(file + (Files.isDirectory(file) ? ": is a directory, not a shard file"
-                : ": unknown shard format (expected .npy, .npz, .bin, .safetensors or .arrow)"));
+                : ": unknown shard format (expected " + EXTENSION_LIST + ")"));
     }
 
     /**
