@@ -64,7 +64,7 @@ class DamagedFixturesTest {
     void aTruncatedNpzSaysNoEndOfCentralDirectoryRecordAtTheEndOfTheFileNotTheLibrarysWording() throws IOException {
         Path f = truncated("npz-deflated.npz", 342);
         FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
-        assertEquals(f + ": at byte offset 320: expected a ZIP archive of .npy members (.npz): an end-of-central-directory"
+        assertEquals(f + ": at byte offset 342: expected a ZIP archive of .npy members (.npz): an end-of-central-directory"
                 + " record (PK\\x05\\x06) in its last 342 bytes, found none in a file of 342 bytes: not a ZIP archive, or"
                 + " cut short", e.getMessage());
     }

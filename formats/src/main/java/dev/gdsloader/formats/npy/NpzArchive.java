@@ -235,7 +235,7 @@ public final class NpzArchive {
                                         || e instanceof java.io.EOFException ? " (it runs past its end)" : ""), e);
                     }
                 }
-                return new FormatException(file, Math.max(0, size - 22), expected + "an end-of-central-directory"
+                return new FormatException(file, size, expected + "an end-of-central-directory"
                         + " record (PK\\x05\\x06) in its last " + n + " bytes", "none in a file of " + size
                         + " bytes: not a ZIP archive, or cut short", e);
             }
