@@ -11,10 +11,53 @@ import java.util.stream.Stream;
  * The shard files of one column in a directory ({@code <column>-<NNNNN>.npy}, {@code .bin} with its
  * {@code .bin.json} sidecar, {@code .safetensors} or {@code .arrow}), checked before a writer
  * adds a new set: old and new shards of one column must never mix, or a later reader would silently load
- * both. Stateless and thread-safe.
+ * both; and the check every shard reader makes before it opens a file ({@link #requireRegularFile}). Stateless and
+ * thread-safe.
  */
 public final class ShardFiles {
     private ShardFiles() {
+    }
+
+    /**
+     * Refuses a path that exists but is not a regular file, before anything opens it: opening a FIFO blocks until a
+     * writer comes (forever, for a shard), a device never ends, and a directory is not a shard. A path that does not
+     * exist is left to the caller's open, which reports it ({@link java.nio.file.NoSuchFileException}).
+     *
+     * @param file the file about to be opened (links are followed)
+     * @throws IOException {@code <file>: not a regular file (a FIFO, socket or device): shards must be regular files}
+     *     (or {@code (a directory)})
+     */
+    public static void requireRegularFile(Path file) throws IOException {
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw notRegular(file);
+        }
+    }
+
+    /**
+     * The exception for a path that is not a regular file, worded as {@link #requireRegularFile} words it.
+     *
+     * @param file the path
+     * @return {@code <file>: not a regular file (<kind>): shards must be regular files}
+     */
+    public static IOException notRegular(Path file) {
+        return new IOException(file + ": not a regular file (" + kind(file) + "): shards must be regular files");
+    }
+
+    /**
+     * Says what a path that is not a regular file is.
+     *
+     * @param file the path
+     * @return {@code "does not exist"}, {@code "a symbolic link to nothing"}, {@code "a directory"} or
+     *     {@code "a FIFO, socket or device"}
+     */
+    public static String kind(Path file) {
+        if (!Files.exists(file)) {
+            return Files.isSymbolicLink(file) ? "a symbolic link to nothing" : "does not exist";
+        }
+        if (Files.isDirectory(file)) {
+            return "a directory";
+        }
+        return "a FIFO, socket or device";
     }
 
     /**

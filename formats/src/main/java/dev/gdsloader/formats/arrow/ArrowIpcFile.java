@@ -5,6 +5,7 @@ import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Records;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -82,6 +83,7 @@ public final class ArrowIpcFile {
      * @throws IOException if the file cannot be read
      */
     public static ArrowIpcFile open(Path file) throws IOException {
+        ShardFiles.requireRegularFile(file);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             byte[] head = read(ch, file, 0, (int) Math.min(8, size));

@@ -3,6 +3,7 @@ package dev.gdsloader.formats.idx;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,6 +36,12 @@ public final class IdxReader {
     /** Largest data section accepted, in bytes: {@code Integer.MAX_VALUE - 8}. */
     public static final int MAX_DATA_BYTES = Integer.MAX_VALUE - 8;
 
+    /**
+     * Most dimensions accepted: numpy's {@code NPY_MAXDIMS} before numpy 2.0 (the {@code .npy} an IDX file is
+     * converted to must load there too); MNIST-style files have 1 to 4.
+     */
+    public static final int MAX_DIMENSIONS = 32;
+
     /** First allocation for the data; grows up to the declared size as data actually arrives. */
     private static final int INITIAL_CHUNK = 1 << 26;
 
@@ -47,12 +54,13 @@ public final class IdxReader {
      * @param file a plain or gzip-compressed IDX file; opened and closed by this method
      * @return the array; its data array is newly allocated and owned by the returned record
      * @throws FormatException if the magic does not start with two zero bytes, the type code is
-     *     unknown, there are 0 dimensions, the data size exceeds {@link #MAX_DATA_BYTES}, the
+     *     unknown, there are 0 or more than {@link #MAX_DIMENSIONS} dimensions, the data size exceeds {@link #MAX_DATA_BYTES}, the
      *     header or data is truncated ("expected N data bytes, found M"), bytes follow the data,
      *     or the gzip stream is corrupt; for gzip files offsets count decompressed bytes
      * @throws IOException if the file cannot be opened or read
      */
     public static IdxArray read(Path file) throws IOException {
+        ShardFiles.requireRegularFile(file);
         long fileSize = Files.size(file);
         boolean gzip = isGzip(file);
         try (InputStream raw = Files.newInputStream(file)) {
@@ -125,8 +133,11 @@ public final class IdxReader {
                         + " or 0x0E", String.format("0x%02X", typeCode));
             }
             int ndims = magic[3] & 0xFF;
-            if (ndims == 0) {
-                throw new FormatException(file, 3, "at least 1 dimension", "0");
+            if (ndims == 0 || ndims > MAX_DIMENSIONS) {
+                // the fourth magic byte is a count; a byte that is not one (0x99 = 153) would otherwise be
+                // reported as 153 missing dimension sizes
+                throw new FormatException(file, 3, "a dimension count (the fourth magic byte) of 1 to " + MAX_DIMENSIONS,
+                        ndims + String.format(" (0x%02X)", ndims) + (ndims == 0 ? "" : ": is this an IDX file?"));
             }
             ByteBuffer dimBytes = ByteBuffer.wrap(readHeaderBytes(4 * ndims,
                     ndims + " big-endian 4-byte dimension sizes"));

@@ -139,16 +139,31 @@ public final class JsonDocument {
                 throw new FormatException(file, base + at(p), "only whitespace after the JSON "
                         + "object", "JSON " + tokenName(after));
             }
+        } catch (FormatException e) {
+            throw e; // already names the file and offset: not to be prefixed again as malformed JSON
         } catch (JacksonException e) {
             JsonLocation loc = e.getLocation();
             long off = loc == null || loc.getByteOffset() < 0 ? 0 : loc.getByteOffset();
+            String where = loc == null || loc.getLineNr() < 1 ? "" : " (line " + loc.getLineNr() + ", column "
+                    + loc.getColumnNr() + ")";
             throw new FormatException(file, base + Math.min(off, json.length),
-                    "malformed JSON: " + e.getOriginalMessage(), e);
+                    "malformed JSON" + where + ": " + jacksonDetail(e), e);
         } catch (java.io.IOException e) {
             // Unreachable for an in-memory byte array; reported as malformed input all the same.
             throw new FormatException(file, base, "malformed JSON: " + e.getMessage(), e);
         }
         return new JsonDocument(file, base, Collections.unmodifiableMap(members));
+    }
+
+    /** Jackson's source locations ({@code [Source: REDACTED ...; line: 1, column: 29]}), to say as line and column. */
+    private static final java.util.regex.Pattern JACKSON_SOURCE = java.util.regex.Pattern.compile(
+            "\\[Source: [^\\]]*?line: (\\d+), column: (\\d+)\\]");
+
+    /** Jackson's message without its source descriptions or line breaks, e.g. "was expecting a colon ...". */
+    private static String jacksonDetail(JacksonException e) {
+        String m = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
+        m = JACKSON_SOURCE.matcher(m).replaceAll("line $1, column $2");
+        return m.replaceAll("\\s*\\R\\s*", " ").trim();
     }
 
     private static JsonNode readValue(JsonParser p) throws java.io.IOException {

@@ -38,7 +38,7 @@ import java.util.zip.CRC32C;
  *  "shards": [{"file": "images-00000.npy", "column": "images", "records": 10000,
  *              "bytes": 7840128, "crc32c": "0x1234abcd"}]}
  * }</pre>
- * {@code format} is {@code "npy"}, {@code "safetensors"} or {@code "raw"} ({@link ShardFormat});
+ * {@code format} is {@code "npy"}, {@code "safetensors"}, {@code "raw"} or {@code "arrow"} ({@link ShardFormat});
  * {@code dtype} is a safetensors dtype name ({@link DType#safetensorsName()}); shard files are
  * relative to the manifest's directory (see {@link ShardEntry#pathProblem(String)}); {@code bytes}
  * is the size of the whole file and {@code crc32c} the CRC-32C ({@link CRC32C}) of all of its
@@ -174,8 +174,8 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
         try {
             format = ShardFormat.fromJsonName(formatName);
         } catch (IllegalArgumentException e) {
-            throw new FormatException(f, fm.offset(), "\"format\" \"npy\", \"safetensors\" or "
-                    + "\"raw\"", JsonDocument.describe(fm.value()));
+            throw new FormatException(f, fm.offset(), "\"format\" " + ShardFormat.jsonNames(),
+                    JsonDocument.describe(fm.value()));
         }
 
         JsonDocument.Member cm = doc.require("columns", what);

@@ -6,11 +6,13 @@ import dev.gdsloader.formats.HostDecodedRecords;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.util.zip.CRC32;
+import java.util.zip.CheckedInputStream;
 
 /**
  * The records of a deflated (ZIP method 8) {@code .npy} member of an {@code .npz} archive: inflated on the host
  * with {@link java.util.zip.Inflater} (through commons-compress's {@code ZipFile}), its {@code .npy} header
- * skipped. Offsets and sizes of the {@link dev.gdsloader.formats.RecordLayout} view are those of the inflated
+ * skipped; once inflated, the member's CRC-32 is checked against the one the archive records. Offsets and sizes of the {@link dev.gdsloader.formats.RecordLayout} view are those of the inflated
  * data (see {@link HostDecodedRecords}). Immutable and thread-safe; holds no open file.
  *
  * @param file the archive
@@ -57,14 +59,24 @@ public record InflatedNpyMember(Path file, String member, long headerBytes, DTyp
     @Override
     public byte[] decode() throws IOException {
         int need = (int) (recordCount * recordBytes);
+        CRC32 crc = new CRC32();
         try (NpzArchive.Open zip = NpzArchive.Open.of(file);
-             InputStream in = zip.inflate(member)) {
+             InputStream in = new CheckedInputStream(zip.inflate(member), crc)) {
             in.skipNBytes(headerBytes);
             byte[] data = in.readNBytes(need);
             if (data.length < need || in.read() >= 0) {
                 throw new FormatException(file, storedOffset, "member '" + member + "' (deflated): " + need
                         + " data bytes after its " + headerBytes + "-byte .npy header", data.length < need
                         ? data.length + " bytes" : "more bytes than the header's shape needs");
+            }
+            // the whole member is inflated now: its CRC-32 must be the one the archive recorded (as numpy's
+            // zipfile checks: "Bad CRC-32 for file ..."), or a damaged deflate stream would load silently
+            long expected = zip.crc(member);
+            if (crc.getValue() != expected) {
+                throw new FormatException(file, storedOffset, "member '" + member + "' (deflated, " + storedBytes
+                        + " bytes at offset " + storedOffset + "): the CRC-32 " + String.format("0x%08x", expected)
+                        + " the archive records for it", "CRC-32 " + String.format("0x%08x", crc.getValue())
+                        + " of the inflated bytes: the member is damaged");
             }
             return data;
         } catch (java.io.EOFException e) {

@@ -3,6 +3,7 @@ package dev.gdsloader.formats.npy;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -104,6 +105,7 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
      * @throws IOException if the file cannot be opened or read
      */
     public static NpyHeader parse(Path file) throws IOException {
+        ShardFiles.requireRegularFile(file);
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             return read(channel, file);
         }

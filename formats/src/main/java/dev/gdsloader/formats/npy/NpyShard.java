@@ -4,6 +4,7 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -52,6 +53,7 @@ public final class NpyShard implements RecordLayout {
      * @throws IOException if the file cannot be opened or read
      */
     public static NpyShard open(Path file) throws IOException {
+        ShardFiles.requireRegularFile(file);
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             NpyHeader header = NpyHeader.read(channel, file);
             return of(file, header, channel.size());

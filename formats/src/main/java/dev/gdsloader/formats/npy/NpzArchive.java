@@ -4,8 +4,10 @@ import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Records;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -196,12 +198,46 @@ public final class NpzArchive {
          *     directory record is looked for)
          */
         static Open of(Path file) throws IOException {
+            ShardFiles.requireRegularFile(file);
             try {
                 return new Open(file, ZipFile.builder().setPath(file).get());
-            } catch (java.util.zip.ZipException | java.io.EOFException e) {
-                long size = java.nio.file.Files.size(file);
-                throw new FormatException(file, size, "a ZIP archive (.npz) with an end of central directory record",
-                        e.getMessage(), e);
+            } catch (java.nio.file.FileSystemException e) {
+                throw e; // no such file, access denied: not a format problem
+            } catch (IOException | RuntimeException e) {
+                // commons-compress says "Archive is not a ZIP archive" or "Error reading Zip content from <file>":
+                // say instead where the archive's structure was looked for and what was there
+                throw notZip(file, e);
+            }
+        }
+
+        /** Bytes searched for the end-of-central-directory record: its 22 bytes and a comment of up to 65535. */
+        private static final int EOCD_SEARCH = 22 + 0xFFFF;
+
+        /** The error for an archive whose central directory could not be read, at the offset where it went wrong. */
+        private static FormatException notZip(Path file, Exception e) throws IOException {
+            String expected = "a ZIP archive of .npy members (.npz): ";
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                long size = ch.size();
+                int n = (int) Math.min(size, EOCD_SEARCH);
+                ByteBuffer tail = ByteBuffer.allocate(n).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                while (tail.hasRemaining() && ch.read(tail, size - n + tail.position()) >= 0) {
+                    // read the tail fully
+                }
+                for (int i = n - 22; i >= 0; i--) {
+                    if (tail.getInt(i) == 0x06054b50) {
+                        long eocd = size - n + i;
+                        long cdBytes = Integer.toUnsignedLong(tail.getInt(i + 12));
+                        long cdOffset = Integer.toUnsignedLong(tail.getInt(i + 16));
+                        return new FormatException(file, cdOffset == 0xFFFFFFFFL ? eocd : cdOffset, expected
+                                + "a central directory of " + cdBytes + " bytes at offset " + cdOffset + " (as the"
+                                + " end-of-central-directory record at offset " + eocd + " says)", "one that does not"
+                                + " parse" + (e.getCause() instanceof java.io.EOFException
+                                        || e instanceof java.io.EOFException ? " (it runs past its end)" : ""), e);
+                    }
+                }
+                return new FormatException(file, size, expected + "an end-of-central-directory"
+                        + " record (PK\\x05\\x06) in its last " + n + " bytes", "none in a file of " + size
+                        + " bytes: not a ZIP archive, or cut short", e);
             }
         }
 
@@ -222,6 +258,15 @@ public final class NpzArchive {
                 throw new FormatException(file, 0, "a member '" + member + "'", "none (the archive changed?)");
             }
             return zip.getInputStream(e);
+        }
+
+        /** @return the member's CRC-32 as the central directory records it */
+        long crc(String member) throws IOException {
+            ZipArchiveEntry e = zip.getEntry(member);
+            if (e == null || e.getCrc() < 0) {
+                throw new FormatException(file, 0, "a member '" + member + "' with a CRC-32", "none (the archive changed?)");
+            }
+            return e.getCrc();
         }
 
         @Override

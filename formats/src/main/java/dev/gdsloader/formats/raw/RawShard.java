@@ -5,6 +5,7 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import dev.gdsloader.formats.json.JsonDocument;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -101,6 +102,8 @@ public final class RawShard implements RecordLayout {
      */
     public static RawShard open(Path binFile) throws IOException {
         Path sidecar = sidecarOf(binFile);
+        ShardFiles.requireRegularFile(binFile);
+        ShardFiles.requireRegularFile(sidecar);
         long size = Files.size(binFile);
         byte[] json = readSidecar(binFile, sidecar);
         JsonDocument doc = JsonDocument.parse(json, sidecar, 0, "a " + FORMAT

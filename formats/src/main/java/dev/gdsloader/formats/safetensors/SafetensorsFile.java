@@ -5,6 +5,7 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.Shapes;
+import dev.gdsloader.formats.ShardFiles;
 import dev.gdsloader.formats.json.JsonDocument;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -118,6 +119,7 @@ public final class SafetensorsFile {
             throw new IllegalArgumentException("header cap must be in 0.." + MAX_ARRAY + ", got "
                     + headerCap);
         }
+        ShardFiles.requireRegularFile(file);
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = channel.size();
             if (size < 8) {

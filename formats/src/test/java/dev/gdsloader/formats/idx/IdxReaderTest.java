@@ -127,7 +127,21 @@ class IdxReaderTest {
         FormatException e = refused("t", IdxBytes.idx(0x0A, new int[] {2}, new byte[2]));
         assertMessage(e, "0x0A", "0x08, 0x09, 0x0B, 0x0C, 0x0D or 0x0E");
         assertEquals(2, e.offset());
-        assertMessage(refused("z", IdxBytes.idx(0x08, new int[0], new byte[1])), "at least 1 dimension");
+        assertMessage(refused("z", IdxBytes.idx(0x08, new int[0], new byte[1])), "of 1 to 32", "found 0 (0x00)");
+    }
+
+    @Test
+    void aDimensionCountAboveTheMaximumIsRefusedNamingItNotAsMissingDimensionSizes() throws IOException {
+        // magic 00 00 09 99: type 0x09 (signed byte) is valid, but 0x99 = 153 dimensions is no IDX file; the
+        // fresh user's file said "expected 153 big-endian 4-byte dimension sizes"
+        Path f = write("bad-magic-idx1-ubyte", new byte[] {0, 0, 0x09, (byte) 0x99, 0, 0, 0, 2, 1, 2});
+        FormatException e = assertThrows(FormatException.class, () -> IdxReader.read(f));
+        assertEquals(f + ": at byte offset 3: expected a dimension count (the fourth magic byte) of 1 to 32, found 153"
+                + " (0x99): is this an IDX file?", e.getMessage());
+        // 32 dimensions of size 1 still read
+        int[] dims = new int[32];
+        java.util.Arrays.fill(dims, 1);
+        assertEquals(32, IdxReader.read(write("d32", IdxBytes.idx(0x08, dims, new byte[1]))).shape().length);
     }
 
     @ParameterizedTest

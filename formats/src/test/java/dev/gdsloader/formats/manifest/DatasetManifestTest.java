@@ -1,6 +1,7 @@
 package dev.gdsloader.formats.manifest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -168,7 +169,7 @@ class DatasetManifestTest {
     @CsvSource(delimiter = ';', quoteCharacter = '`', value = {
         "\"version\": 1;\"version\": 2;\"version\": 1",
         "\"version\": 1;\"version\": \"1\";\"version\": 1",
-        "\"format\": \"raw\";\"format\": \"parquet\";\"format\" \"npy\", \"safetensors\" or \"raw\"",
+        "\"format\": \"raw\";\"format\": \"parquet\";\"format\" \"npy\", \"safetensors\", \"raw\" or \"arrow\"",
         "\"records\": 1;\"records\": -1;shard 0 \"records\"",
         "\"bytes\": 12;\"bytes\": 1.5;the number 1.5",
         "\"crc32c\": \"0x0\";\"crc32c\": \"1234\";\"0x\" and up to 8 hex digits",
@@ -241,5 +242,30 @@ class DatasetManifestTest {
                 problems.get(0));
         org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("a-00001.npy") && problems.get(1).contains("does not list"),
                 problems.get(1));
+    }
+
+    @Test
+    void anEmptyManifestIsOneLineWithOneFilePrefix() throws IOException {
+        Path f = Files.writeString(dir.resolve(DatasetManifest.FILE_NAME), "");
+        FormatException e = assertThrows(FormatException.class, () -> DatasetManifest.read(f));
+        assertEquals(f + ": at byte offset 0: expected a dataset manifest (a JSON object), found no JSON value",
+                e.getMessage());
+    }
+
+    @Test
+    void malformedJsonSaysLineAndColumnWithoutJacksonsSourceDescription() throws IOException {
+        Path f = Files.writeString(dir.resolve(DatasetManifest.FILE_NAME), "{\"format\": \"npy\", \"version\" 1}");
+        FormatException e = assertThrows(FormatException.class, () -> DatasetManifest.read(f));
+        assertTrue(e.getMessage().startsWith(f + ": at byte offset 28: malformed JSON (line 1, column 29): "
+                + "Unexpected character"), e.getMessage());
+        assertTrue(e.getMessage().contains("was expecting a colon"), e.getMessage());
+        Path open = Files.writeString(dir.resolve("open.json"), "{\"format\": \"npy\", \"version\": 1,");
+        FormatException eof = assertThrows(FormatException.class, () -> DatasetManifest.read(open));
+        for (FormatException x : List.of(e, eof)) {
+            assertFalse(x.getMessage().contains("Source") || x.getMessage().contains("REDACTED")
+                    || x.getMessage().contains("\n") || x.getMessage().indexOf(f.getFileName().toString())
+                    != x.getMessage().lastIndexOf(f.getFileName().toString()), x.getMessage());
+        }
+        assertTrue(eof.getMessage().contains("(line 1, column 32): Unexpected end-of-input"), eof.getMessage());
     }
 }

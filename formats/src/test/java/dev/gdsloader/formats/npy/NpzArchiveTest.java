@@ -125,7 +125,7 @@ class NpzArchiveTest {
         FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
         assertEquals(f, e.file());
         assertEquals(all.length - 30, e.offset());
-        assertTrue(e.getMessage().contains("a ZIP archive (.npz)"), e.getMessage());
+        assertTrue(e.getMessage().contains("a ZIP archive of .npy members (.npz)"), e.getMessage());
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.gdsloader.loader.dataset;
 
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.formats.ShardFiles;
 import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
@@ -34,6 +35,9 @@ import java.util.stream.Stream;
 public final class Dataset {
     private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|npz|bin|safetensors|arrow|arrows)$");
     private static final List<String> EXTENSIONS = List.of(".npy", ".npz", ".bin", ".safetensors", ".arrows", ".arrow");
+    /** {@link #EXTENSIONS} for messages: {@code .npy, .npz, ... or .arrow}. */
+    private static final String EXTENSION_LIST = String.join(", ", EXTENSIONS.subList(0, EXTENSIONS.size() - 1))
+            + " or " + EXTENSIONS.get(EXTENSIONS.size() - 1);
 
     private final Path root;
     private final List<Column> columns;
@@ -79,7 +83,7 @@ public final class Dataset {
                 files = s.filter(p -> extension(p) != null).sorted().toList();
             }
             if (files.isEmpty()) {
-                throw new IOException(dirOrFile + ": no .npy, .bin or .safetensors shards (and no dataset.json) in this directory");
+                throw new IOException(dirOrFile + ": no " + EXTENSION_LIST + " shards (and no dataset.json) in this directory");
             }
             List<String> kinds = files.stream().map(Dataset::extension).distinct().toList();
             if (kinds.size() > 1) {
@@ -144,11 +148,15 @@ public final class Dataset {
         List<Column> columns = new ArrayList<>();
         for (ColumnEntry c : m.columns()) {
             List<RecordLayout> shards = new ArrayList<>();
+            if (m.shardsOf(c.name()).isEmpty()) {
+                throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": column '" + c.name()
+                        + "' has no shards: expected at least one entry with \"column\": \"" + c.name() + "\" in \"shards\"");
+            }
             for (ShardEntry e : m.shardsOf(c.name())) {
                 Path f = e.resolve(dir);
                 if (!Files.isRegularFile(f)) {
                     throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": shard " + e.file() + " of column '"
-                            + c.name() + "' cannot be read: " + kind(f));
+                            + c.name() + "' cannot be read: " + ShardFiles.kind(f));
                 }
                 List<RecordLayout> parts = openShards(f, c.name());
                 long records = parts.stream().mapToLong(RecordLayout::recordCount).sum();
@@ -226,7 +234,7 @@ public final class Dataset {
             return SafetensorsFile.open(file).records(column);
         }
         throw new IOException(file + (Files.isDirectory(file) ? ": is a directory, not a shard file"
-                : ": unknown shard format (expected .npy, .npz, .bin, .safetensors or .arrow)"));
+                : ": unknown shard format (expected " + EXTENSION_LIST + ")"));
     }
 
     /**
@@ -240,7 +248,7 @@ public final class Dataset {
         for (Path f : files) {
             if (!Files.isRegularFile(f)) {
                 // a FIFO or device would block or never end; a directory is not a shard
-                throw new IOException(f + ": not a regular file (" + kind(f) + "): shards must be regular files");
+                throw ShardFiles.notRegular(f);
             }
             String fn = f.getFileName().toString();
             Matcher m = SHARD_NAME.matcher(fn);
@@ -318,16 +326,6 @@ public final class Dataset {
         } catch (NumberFormatException e) {
             throw new IOException(f + ": shard number " + digits + " is too large");
         }
-    }
-
-    private static String kind(Path f) {
-        if (!Files.exists(f)) {
-            return Files.isSymbolicLink(f) ? "a symbolic link to nothing" : "does not exist";
-        }
-        if (Files.isDirectory(f)) {
-            return "a directory";
-        }
-        return "a FIFO, socket or device";
     }
 
     /** @return the directory the dataset came from */
