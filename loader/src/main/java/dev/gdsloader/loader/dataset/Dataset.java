@@ -80,7 +80,7 @@ public final class Dataset {
             }
             List<Path> files;
             try (Stream<Path> s = Files.list(dirOrFile)) {
-                files = s.filter(p -> extension(p) != null).sorted().toList();
+                files = s.filter(Dataset::isShardName).sorted().toList();
             }
             if (files.isEmpty()) {
                 throw new IOException(dirOrFile + ": no " + EXTENSION_LIST + " shards (and no dataset.json) in this directory");
@@ -138,6 +138,15 @@ public final class Dataset {
         return new Dataset(root, kept);
     }
 
+    /**
+     * A shard by its name: a known extension, and not hidden. Hidden files are never shards: the cuFile probe
+     * ({@code .gdsloader-probe-*.bin}) and editors' and copy tools' temporary files live among the shards, and
+     * another process's probe file must not become a raw shard or an "unlisted shard" warning.
+     */
+    private static boolean isShardName(Path p) {
+        return extension(p) != null && !p.getFileName().toString().startsWith(".");
+    }
+
     private static String extension(Path p) {
         String n = p.getFileName().toString();
         return EXTENSIONS.stream().filter(n::endsWith).findFirst().orElse(null);
@@ -178,7 +187,7 @@ public final class Dataset {
         java.util.Set<Path> listed = new java.util.HashSet<>();
         m.shards().forEach(e -> listed.add(e.resolve(dir).normalize()));
         try (Stream<Path> s = Files.list(dir)) {
-            List<Path> unlisted = s.filter(p -> extension(p) != null && !listed.contains(p.normalize())).sorted().toList();
+            List<Path> unlisted = s.filter(p -> isShardName(p) && !listed.contains(p.normalize())).sorted().toList();
             if (!unlisted.isEmpty()) {
                 java.util.logging.Logger.getLogger(Dataset.class.getName()).warning(() -> dir + ": " + unlisted.size()
                         + " shard file(s) that dataset.json does not list are not loaded: " + unlisted.stream().limit(5)

@@ -46,6 +46,17 @@ class DatasetTest {
     }
 
     @Test
+    void hiddenFilesAreNeverShardsLikeACuFileProbeFileOfAnotherProcess() throws IOException {
+        TestShards.writeImages(dir, 7);
+        // what CuFileProbe leaves for a moment in the data directory while another loader probes it
+        Files.write(dir.resolve(".gdsloader-probe-123.bin"), new byte[4096]);
+        Files.write(dir.resolve(".images-00001.npy"), new byte[10]); // an editor's or copy tool's temporary file
+        Dataset d = Dataset.open(dir);
+        assertEquals(List.of("images"), d.columns().stream().map(Column::name).toList());
+        assertEquals(1, d.column("images").shards().size());
+    }
+
+    @Test
     void globalRecordsMapToShardsSkippingEmptyOnes() throws IOException {
         TestShards.writeImages(dir, 7, 13, 0, 1, 19);
         Column c = Dataset.open(dir).column("images");
