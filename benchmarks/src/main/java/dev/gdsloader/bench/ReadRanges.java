@@ -51,6 +51,9 @@ public record ReadRanges(List<Path> files, List<Range> ranges) {
             return List.of(fileOrDir);
         }
         if (!Files.isDirectory(fileOrDir)) {
+            if (Files.exists(fileOrDir)) {
+                throw new IOException(fileOrDir + ": not a regular file or directory (a FIFO, device or socket cannot be read by offset)");
+            }
             throw new java.nio.file.NoSuchFileException(fileOrDir.toString());
         }
         List<Path> out = new ArrayList<>();

@@ -10,7 +10,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -64,7 +63,9 @@ final class AsyncReadCommand implements Callable<Integer> {
             o = new AsyncReadBench.Options(threads, streams, sizes, modes, rounds, depth, streamFlags);
             files = ReadRanges.filesOf(data);
         } catch (IllegalArgumentException | IOException e) {
-            throw new ParameterException(spec.commandLine(), GdsLoaderMain.message(e));
+            // one line, as every other error of the command: an option or file problem is not helped by the usage text
+            spec.commandLine().getErr().println(GdsLoaderMain.prefix(spec.commandLine()) + ": " + GdsLoaderMain.message(e));
+            return 2;
         }
         Path dir = files.get(0).toAbsolutePath().getParent();
         Optional<String> why = AsyncReadBench.unavailableReason(dir);

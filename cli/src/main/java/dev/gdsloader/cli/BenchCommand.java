@@ -24,7 +24,8 @@ import picocli.CommandLine.Parameters;
                 + "and print GB/s (1e9 bytes/s) per path next to the raw O_DIRECT read ceiling. "
                 + "Without DATA it generates ~1 GiB of shards in a temporary directory and deletes them afterwards.")
 final class BenchCommand implements Callable<Integer> {
-    @Parameters(arity = "0..1", description = "dataset directory of .npy shards (default: generated)")
+    @Parameters(arity = "0..1", description = "dataset directory: shards of any format the loader reads (npy, npz, raw, "
+            + "safetensors, arrow), or a dataset.json's directory (default: generated .npy shards)")
     Path data;
 
     @Option(names = "--size", defaultValue = "1GiB", converter = ByteSize.class,
@@ -53,14 +54,24 @@ final class BenchCommand implements Callable<Integer> {
             options.batchBytes = Math.min(options.batchBytes, 16L << 20);
             options.rounds = 1;
         }
-        BenchConfig config = options.config(data != null ? data : Path.of(".")); // validates the options before anything is written
-        if (data != null) {
-            return report(config);
-        }
+        options.config(data != null ? data : Path.of(".")); // validates the options before anything is written
+        options.requireGpuForPaths();
         Path base = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"));
-        if (!Files.isDirectory(base)) {
-            throw new IOException(base + ": --work-dir is not an existing directory");
+        if (data == null) {
+            Checks.range("--size", size, 1L * 8 * 150528, Long.MAX_VALUE);
+            if (!Files.isDirectory(base)) {
+                throw new IllegalArgumentException("--work-dir " + base + ": not an existing directory");
+            }
+            Checks.freeSpace(size, base);
         }
+        if (out != null) {
+            Checks.usableOutputDir("--out", out);
+        }
+        if (data != null) {
+            options.capBatchAt(dev.gdsloader.loader.dataset.Dataset.open(data).dataBytes(), System.out);
+            return report(options.config(data));
+        }
+        options.capBatchAt(size / 8 / 150528 * 150528 * 8, System.out);
         Path generated = Files.createTempDirectory(base, "gdsloader-bench-");
         Thread cleanup = new Thread(() -> deleteQuietly(generated), "gdsloader-bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup); // also on Ctrl-C

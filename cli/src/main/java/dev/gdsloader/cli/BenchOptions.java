@@ -42,6 +42,36 @@ final class BenchOptions {
     boolean noVerify;
 
     /**
+     * Refuses {@code --paths GDS} or {@code BOUNCE} up front where there is no GPU, rather than after the CRC and
+     * ceiling phases.
+     *
+     * @throws IllegalArgumentException naming the option and the reason
+     */
+    void requireGpuForPaths() {
+        for (ReadPath p : paths) {
+            if ((p == ReadPath.GDS || p == ReadPath.BOUNCE) && !dev.gdsloader.cuda.Cuda.availability().available()) {
+                throw new IllegalArgumentException("--paths " + p + " needs a GPU: CUDA is not available: "
+                        + dev.gdsloader.cuda.Cuda.availability().reason() + " (HOST runs without one)");
+            }
+        }
+    }
+
+    /**
+     * Caps {@code --batch-bytes} at the whole dataset, saying so, so one batch of all records is used rather than
+     * slots sized for bytes that do not exist.
+     *
+     * @param datasetBytes record bytes of the dataset
+     * @param out where the note goes
+     */
+    void capBatchAt(long datasetBytes, java.io.PrintStream out) {
+        if (datasetBytes > 0 && batchBytes > datasetBytes) {
+            out.println("note: --batch-bytes " + ByteSize.format(batchBytes) + " is more than the dataset's "
+                    + ByteSize.format(datasetBytes) + " of records; each batch is capped at all of its records");
+            batchBytes = datasetBytes;
+        }
+    }
+
+    /**
      * @param data the dataset
      * @return the run these options describe
      * @throws IllegalArgumentException naming the first invalid option

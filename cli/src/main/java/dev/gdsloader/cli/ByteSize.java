@@ -41,6 +41,9 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
     }
 
     static String format(long bytes) {
+        if (bytes >= 1L << 40) {
+            return String.format(Locale.ROOT, "%.2f TiB", bytes / (double) (1L << 40));
+        }
         if (bytes >= 1L << 30) {
             return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
         }

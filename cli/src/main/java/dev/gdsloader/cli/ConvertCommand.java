@@ -9,13 +9,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code gdsloader convert}: converters into {@code .npy} shards.
+ * {@code gdsloader convert}: converters into shards (npy, raw, safetensors or arrow).
  */
-@Command(name = "convert", mixinStandardHelpOptions = true, description = "Convert datasets into .npy shards.",
+@Command(name = "convert", mixinStandardHelpOptions = true,
+        description = "Convert datasets into shards (npy, raw, safetensors or arrow; see the subcommand's --format) "
+                + "with a dataset.json.",
         subcommands = ConvertCommand.Idx.class)
 final class ConvertCommand {
 
-    /** {@code gdsloader convert idx}: IDX (MNIST format) files to {@code .npy} shards. */
+    /** {@code gdsloader convert idx}: IDX (MNIST format) files to shards. */
     @Command(name = "idx", mixinStandardHelpOptions = true, commandListHeading = "",
             description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.<ext> "
                     + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy, plus <out>/<split>/dataset.json.")
@@ -39,6 +41,16 @@ final class ConvertCommand {
 
         @Override
         public Integer call() throws Exception {
+            Checks.range("--records-per-shard", recordsPerShard, 1, Long.MAX_VALUE);
+            for (Path f : files) { // every input is checked before any output is written
+                if (!java.nio.file.Files.isRegularFile(f)) {
+                    throw new java.io.IOException(f + ": " + (java.nio.file.Files.isDirectory(f) ? "a directory, not an IDX file"
+                            : java.nio.file.Files.exists(f) ? "not a regular file" : "no such file or directory"));
+                }
+            }
+            if (java.nio.file.Files.exists(out) && !java.nio.file.Files.isDirectory(out)) {
+                throw new IllegalArgumentException("--out " + out + ": not a directory");
+            }
             for (Path f : files) {
                 List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite, format);
                 System.out.println(f.getFileName() + " -> " + written.size() + " shards in "

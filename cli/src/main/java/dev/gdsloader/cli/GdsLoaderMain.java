@@ -28,13 +28,7 @@ public final class GdsLoaderMain {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
         QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
         CommandLine cl = new CommandLine(new GdsLoaderMain());
-        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            cmd.getErr().println("gdsloader " + cmd.getCommandName() + ": " + message(ex));
-            if (Boolean.getBoolean("gdsloader.debug")) {
-                ex.printStackTrace(cmd.getErr());
-            }
-            return 2;
-        });
+        cl.setExecutionExceptionHandler(GdsLoaderMain::failed);
         int status;
         try {
             status = cl.execute(args);
@@ -43,6 +37,28 @@ public final class GdsLoaderMain {
             status = 2;
         }
         System.exit(status);
+    }
+
+    /**
+     * The execution-exception handler: one line {@code gdsloader SUBCOMMAND: what went wrong}, exit 2.
+     *
+     * @param ex what the command threw
+     * @param cmd the (sub)command that threw it
+     * @param parsed the parse result
+     * @return 2
+     */
+    static int failed(Exception ex, CommandLine cmd, CommandLine.ParseResult parsed) {
+        cmd.getErr().println(prefix(cmd) + ": " + message(ex));
+        if (Boolean.getBoolean("gdsloader.debug")) {
+            ex.printStackTrace(cmd.getErr());
+        }
+        return 2;
+    }
+
+    /** {@code gdsloader convert idx}: the command's full name, starting with gdsloader. */
+    static String prefix(CommandLine cmd) {
+        String q = cmd.getCommandSpec().qualifiedName(" ");
+        return q.startsWith("gdsloader") ? q : "gdsloader " + q;
     }
 
     /** Says what went wrong in one line; file-system exceptions carry only a path, so the reason is added. */

@@ -8,10 +8,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code gdsloader generate}: synthetic {@code .npy} shards.
+ * {@code gdsloader generate}: synthetic shards (npy, raw, safetensors or arrow) with a {@code dataset.json}.
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Write synthetic uint8 .npy shards (data-NNNNN.npy) of seeded random bytes.")
+        description = "Write synthetic uint8 shards (data-NNNNN.npy, .bin, .safetensors or .arrow; see --format) of seeded "
+                + "random bytes, and dataset.json beside them. Refuses up front when the output's file system has too "
+                + "little free space.")
 final class GenerateCommand implements Callable<Integer> {
     @Option(names = {"-o", "--out"}, required = true, description = "output directory")
     Path out;
@@ -23,27 +25,33 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--shards", defaultValue = "8", description = "number of shards (default: ${DEFAULT-VALUE})")
     int shards;
 
-    @Option(names = "--record-bytes", defaultValue = "150528",
-            description = "bytes per record (default: ${DEFAULT-VALUE} = 224x224x3, deliberately not 4 KiB aligned)")
-    int recordBytes;
+    @Option(names = "--record-bytes", defaultValue = "150528", converter = ByteSize.class,
+            description = "bytes per record, e.g. 4096 or 4KiB (default: ${DEFAULT-VALUE} = 224x224x3, deliberately not 4 KiB aligned)")
+    long recordBytes;
 
     @Option(names = "--seed", defaultValue = "42", description = "seed (default: ${DEFAULT-VALUE})")
     long seed;
 
-    @Option(names = "--align", defaultValue = "64",
-            description = "data alignment of each shard in bytes, multiple of 64 (4096 puts 4 KiB records on storage blocks; default: ${DEFAULT-VALUE})")
-    int align;
+    @Option(names = "--align", defaultValue = "64", converter = ByteSize.class,
+            description = "npy only: the header is padded so each shard's data starts at a multiple of this many bytes, "
+                    + "a multiple of 64 in 64..64KiB (4096 puts 4 KiB records on storage blocks; default: ${DEFAULT-VALUE}). "
+                    + "raw data always starts at byte 0; refused for safetensors and arrow, which do not honour it")
+    long align;
 
     @Option(names = "--format", defaultValue = "npy", converter = FormatConverter.class,
             description = "npy, raw (.bin + .bin.json sidecar), safetensors or arrow (default: ${DEFAULT-VALUE}); dataset.json is written beside")
     dev.gdsloader.formats.manifest.ShardFormat format;
 
-    @Option(names = "--overwrite", description = "replace existing data-*.npy shards in the output directory")
+    @Option(names = "--overwrite", description = "replace existing data-* shards (any format) and dataset.json in the output directory")
     boolean overwrite;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        List<Path> files = SyntheticDataset.generate(out, size, shards, recordBytes, seed, overwrite, align, format);
+        validate(); // before anything is created
+        List<Path> files = SyntheticDataset.generate(out, size, shards, (int) recordBytes, seed, overwrite, (int) align, format);
         long bytes = 0;
         for (Path f : files) {
             for (var l : dev.gdsloader.loader.dataset.Dataset.openShards(f, "data")) {
@@ -52,6 +60,36 @@ final class GenerateCommand implements Callable<Integer> {
         }
         System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
         return 0;
+    }
+
+    /** Checks every option, and the free space, before the output directory is touched. */
+    private void validate() throws java.io.IOException {
+        Checks.range("--size", size, 1, Long.MAX_VALUE);
+        Checks.range("--shards", shards, 1, Integer.MAX_VALUE);
+        Checks.range("--record-bytes", recordBytes, 1, Integer.MAX_VALUE);
+        if (size < (long) shards * recordBytes) {
+            throw new IllegalArgumentException("--size " + size + " is too small for --shards " + shards + " of --record-bytes "
+                    + recordBytes + ": every shard needs at least one record");
+        }
+        boolean alignGiven = spec != null && spec.commandLine().getParseResult().hasMatchedOption("--align");
+        if (alignGiven && (format == dev.gdsloader.formats.manifest.ShardFormat.SAFETENSORS
+                || format == dev.gdsloader.formats.manifest.ShardFormat.ARROW)) {
+            throw new IllegalArgumentException("--align is not honoured by --format " + format.jsonName()
+                    + " (its writer places the data itself); use --format npy, or raw whose data starts at byte 0");
+        }
+        if (align < 64 || align > 65536 || align % 64 != 0) {
+            throw new IllegalArgumentException("--align must be a multiple of 64 in 64..65536, got " + align);
+        }
+        long perShard = size / shards / recordBytes * recordBytes;
+        if ((format == dev.gdsloader.formats.manifest.ShardFormat.SAFETENSORS
+                || format == dev.gdsloader.formats.manifest.ShardFormat.ARROW) && perShard > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("--format " + format.jsonName() + " shards are written from memory: "
+                    + ByteSize.format(perShard) + " per shard is too many; use more --shards");
+        }
+        if (java.nio.file.Files.exists(out) && !java.nio.file.Files.isDirectory(out)) {
+            throw new IllegalArgumentException("--out " + out + ": not a directory");
+        }
+        Checks.freeSpace(perShard * shards, out);
     }
 
     /** Accepts npy, raw, safetensors, arrow in any case. */

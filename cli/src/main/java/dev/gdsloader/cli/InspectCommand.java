@@ -26,7 +26,8 @@ import picocli.CommandLine.Parameters;
         description = "Print the structure of shard files (records, dtype, record shape, byte extents, alignment), read "
                 + "from their headers; exit 2 with the error (file, byte offset, what was expected) on a malformed file.")
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", description = "shard files: .npy, .npz, .bin (with .bin.json), .safetensors, .arrow")
+    @Parameters(arity = "1..*", paramLabel = "FILE",
+            description = "shard files: .npy, .npz, .bin (with its .bin.json sidecar), .safetensors, .arrow or .arrows (Arrow IPC)")
     List<Path> files;
 
     @Override

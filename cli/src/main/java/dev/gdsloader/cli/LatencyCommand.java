@@ -32,6 +32,8 @@ final class LatencyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.range("--epochs", epochs, 1, Integer.MAX_VALUE);
         LatencyBench.run(data, path, batchSize, epochs, !noDirect, System.out);
         return 0;
     }

@@ -38,6 +38,13 @@ final class OverlapCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.range("--depth", depth, 1, 64);
+        for (double x : factors) {
+            if (!(x > 0) || Double.isInfinite(x)) {
+                throw new IllegalArgumentException("--factors must all be > 0, got " + x);
+            }
+        }
         double[] f = factors.stream().mapToDouble(Double::doubleValue).toArray();
         OverlapBench.print(OverlapBench.run(data, path, batchSize, f, !noDirect, depth, System.out), System.out);
         return 0;

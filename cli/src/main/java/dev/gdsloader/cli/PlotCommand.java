@@ -19,7 +19,19 @@ final class PlotCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         for (Path r : reports) {
-            System.out.println("wrote " + ReportWriter.plot(r));
+            Path png;
+            try {
+                png = ReportWriter.plot(r);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new java.io.IOException(r + ": not valid JSON: " + e.getOriginalMessage().lines().findFirst().orElse(""), e);
+            } catch (java.io.FileNotFoundException e) {
+                throw new java.io.IOException(r + ": cannot be read: " + e.getMessage().lines().findFirst().orElse(""), e);
+            } catch (RuntimeException e) {
+                throw new java.io.IOException(r + ": not a report written by bench --out or sweep ("
+                        + (e instanceof NullPointerException ? "a field it needs is missing"
+                        : GdsLoaderMain.message(e).lines().findFirst().orElse("")) + ")", e);
+            }
+            System.out.println("wrote " + png);
         }
         return 0;
     }

@@ -34,6 +34,13 @@ final class RandomCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Checks.range("--threads", threads, 1, 256); // before the table header and the ceiling phase
+        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        if (paths != null) {
+            BenchOptions o = new BenchOptions();
+            o.paths = paths;
+            o.requireGpuForPaths();
+        }
         List<ReadPath> p = paths != null ? paths
                 : Cuda.availability().available() ? List.of(ReadPath.GDS, ReadPath.BOUNCE) : List.of(ReadPath.HOST);
         RandomReadBench.run(data, p, threads, batchSize, dropCaches, System.out);

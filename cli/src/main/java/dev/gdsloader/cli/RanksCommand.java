@@ -30,6 +30,10 @@ final class RanksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        if (world != null) {
+            Checks.range("--world", world, 1, 1024);
+        }
         int w = world != null ? world : Math.max(2, CudaDevice.count());
         return RanksBench.run(data, w, path, batchSize, System.out) ? 0 : 1;
     }

@@ -45,11 +45,27 @@ final class SweepCommand implements Callable<Integer> {
         Map<String, BenchReport> reports = new LinkedHashMap<>();
         ByteSize sizes = new ByteSize();
         boolean ok = true;
+        // every value and option is checked, and --out made writable, before the first run
+        List<BenchConfig> configs = new java.util.ArrayList<>();
         for (String v : values) {
-            long io = vary == Setting.IO_SIZE ? sizes.convert(v) : options.ioSize;
-            int t = vary == Setting.THREADS ? Integer.parseInt(v.trim()) : options.threads;
-            int d = vary == Setting.DEPTH ? Integer.parseInt(v.trim()) : options.depth;
-            BenchConfig config = options.config(data, t, io, d);
+            long io;
+            int t;
+            int d;
+            try {
+                io = vary == Setting.IO_SIZE ? sizes.convert(v) : options.ioSize;
+                t = vary == Setting.THREADS ? Integer.parseInt(v.trim()) : options.threads;
+                d = vary == Setting.DEPTH ? Integer.parseInt(v.trim()) : options.depth;
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("--values: '" + v + "' is not a " + (vary == Setting.IO_SIZE ? "size" : "count"));
+            }
+            configs.add(options.config(data, t, io, d));
+        }
+        options.requireGpuForPaths();
+        Checks.usableOutputDir("--out", out);
+        for (int i = 0; i < values.size(); i++) {
+            String v = values.get(i);
+            BenchConfig config = configs.get(i);
+            long io = config.maxIoBytes();
             System.out.println("=== " + label() + " = " + v);
             BenchReport r = BenchRunner.run(config, new TerminalProgress(label() + " " + v));
             r.print(System.out);

@@ -27,6 +27,7 @@ record CommandRun(int exitCode, String out, String err) {
             CommandLine cl = new CommandLine(command);
             cl.setOut(new PrintWriter(outStream, true));
             cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
+            cl.setExecutionExceptionHandler(GdsLoaderMain::failed); // as the real main: one line, exit 2
             code = cl.execute(args);
         } finally {
             System.out.flush();

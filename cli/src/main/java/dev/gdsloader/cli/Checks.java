@@ -1,0 +1,107 @@
+package dev.gdsloader.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Option checks the commands make before any work starts. Each throws {@link IllegalArgumentException} with a
+ * message naming the option as typed ({@code --batch-size}), which {@link GdsLoaderMain#failed} prints as one
+ * line with exit 2.
+ */
+final class Checks {
+    /** Room left beyond the data itself: shard headers, manifest, file-system overhead. */
+    static final long MARGIN_BYTES = 64L << 20;
+
+    private Checks() {
+    }
+
+    /**
+     * @param option the option's name, e.g. {@code --threads}
+     * @param value its value
+     * @param min smallest allowed
+     * @param max largest allowed
+     * @throws IllegalArgumentException if the value lies outside min..max
+     */
+    static void range(String option, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(option + " must be " + (max == Long.MAX_VALUE || max == Integer.MAX_VALUE
+                    ? ">= " + min : min + ".." + max) + ", got " + value);
+        }
+    }
+
+    /**
+     * The directory itself when it exists, else its nearest existing ancestor (the file system the data would go to).
+     *
+     * @param p a directory that may not exist yet
+     * @return the nearest existing ancestor, or {@code p} itself
+     */
+    static Path nearestExisting(Path p) {
+        Path a = p.toAbsolutePath().normalize();
+        while (a != null && !Files.exists(a)) {
+            a = a.getParent();
+        }
+        return a == null ? p.toAbsolutePath().getRoot() : a;
+    }
+
+    /**
+     * Refuses a write of {@code bytes} (plus {@link #MARGIN_BYTES} and 1 %) into {@code dir} when its file
+     * system has less usable space.
+     *
+     * @param bytes data bytes to be written
+     * @param dir where they go (need not exist)
+     * @throws IllegalArgumentException naming the size, the free space and the directory
+     * @throws IOException if the file store cannot be read
+     */
+    static void freeSpace(long bytes, Path dir) throws IOException {
+        Path at = nearestExisting(dir);
+        long usable = Files.getFileStore(at).getUsableSpace();
+        long need = bytes + MARGIN_BYTES + bytes / 100;
+        if (need > usable) {
+            throw new IllegalArgumentException("not enough free space: " + ByteSize.format(bytes) + " of data (with margin "
+                    + ByteSize.format(need) + ") but only " + ByteSize.format(usable) + " free in " + at);
+        }
+    }
+
+    /**
+     * Refuses an output directory that cannot be created or written, before the work whose results go there.
+     *
+     * @param option the option's name, e.g. {@code --out}
+     * @param dir the directory (need not exist)
+     * @throws IllegalArgumentException naming the option and the directory
+     */
+    static void writableDir(String option, Path dir) {
+        if (Files.exists(dir)) {
+            if (!Files.isDirectory(dir)) {
+                throw new IllegalArgumentException(option + " " + dir + ": not a directory");
+            }
+            if (!Files.isWritable(dir)) {
+                throw new IllegalArgumentException(option + " " + dir + ": not writable");
+            }
+            return;
+        }
+        Path at = nearestExisting(dir);
+        if (!Files.isDirectory(at) || !Files.isWritable(at)) {
+            throw new IllegalArgumentException(option + " " + dir + ": cannot be created (" + at
+                    + (Files.isDirectory(at) ? " is not writable)" : " is not a directory)"));
+        }
+    }
+
+    /**
+     * Creates an output directory and writes and deletes a probe file in it, so a run whose results go there
+     * fails before its work rather than after.
+     *
+     * @param option the option's name, e.g. {@code --out}
+     * @param dir the directory
+     * @throws IllegalArgumentException naming the option, the directory and why
+     */
+    static void usableOutputDir(String option, Path dir) {
+        try {
+            Files.createDirectories(dir);
+            Path probe = Files.createTempFile(dir, ".gdsloader-probe-", ".tmp");
+            Files.delete(probe);
+        } catch (IOException | UnsupportedOperationException e) {
+            throw new IllegalArgumentException(option + " " + dir + ": cannot write there: " + GdsLoaderMain.message(e));
+        }
+    }
+}

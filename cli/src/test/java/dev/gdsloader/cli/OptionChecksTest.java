@@ -1,0 +1,261 @@
+package dev.gdsloader.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.formats.npy.NpyShard;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Options, sizes and inputs are checked before any work starts; errors are one line naming the option or the
+ * file, exit 2.
+ */
+class OptionChecksTest {
+    @TempDir
+    Path dir;
+
+    private Path dataset(String name, String... extra) {
+        Path d = dir.resolve(name);
+        java.util.Map<String, String> opts = new java.util.LinkedHashMap<>(java.util.Map.of("--out", d.toString(),
+                "--size", "512KiB", "--shards", "2", "--record-bytes", "4096"));
+        for (int i = 0; i + 1 < extra.length; i += 2) {
+            opts.put(extra[i], extra[i + 1]);
+        }
+        List<String> args = new java.util.ArrayList<>();
+        opts.forEach((k, v) -> args.addAll(List.of(k, v)));
+        CommandRun r = CommandRun.execute(new GenerateCommand(), args.toArray(String[]::new));
+        assertEquals(0, r.exitCode(), r.toString());
+        return d;
+    }
+
+    private static void assertOneLineError(CommandRun r, String prefix, String... contains) {
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals(1, r.err().lines().count(), r.toString());
+        assertTrue(r.err().startsWith(prefix + ": "), r.toString());
+        for (String c : contains) {
+            assertTrue(r.err().contains(c), "wanted '" + c + "' in\n" + r);
+        }
+    }
+
+    private static List<Path> children(Path d) throws IOException {
+        try (Stream<Path> s = Files.list(d)) {
+            return s.sorted().toList();
+        }
+    }
+
+    // 1: free space, and validation before the output directory is created
+
+    @Test
+    void generateRefusesASizeBeyondTheFreeSpaceNamingSizeFreeSpaceAndDirectory() {
+        Path out = dir.resolve("a").resolve("b");
+        CommandRun r = CommandRun.execute(new GenerateCommand(), "--out", out.toString(), "--size", "900TiB");
+        assertOneLineError(r, "gdsloader generate", "900.00 TiB", " free in " + dir);
+        assertFalse(Files.exists(dir.resolve("a")), "nothing is created");
+    }
+
+    @Test
+    void benchRefusesToGenerateMoreThanTheFreeSpace() throws IOException {
+        CommandRun r = CommandRun.execute(new BenchCommand(), "--size", "900TiB", "--work-dir", dir.toString(), "--paths", "HOST");
+        assertOneLineError(r, "gdsloader bench", "900.00 TiB", " free in " + dir);
+        assertEquals(List.of(), children(dir), "no work directory is created");
+        assertEquals("", r.out(), r.toString());
+    }
+
+    @Test
+    void generateChecksItsOptionsBeforeCreatingTheOutputDirectory() {
+        Path out = dir.resolve("gen");
+        assertOneLineError(CommandRun.execute(new GenerateCommand(), "--out", out.toString(), "--shards", "0"),
+                "gdsloader generate", "--shards");
+        assertOneLineError(CommandRun.execute(new GenerateCommand(), "--out", out.toString(), "--size", "1000",
+                "--record-bytes", "4096"), "gdsloader generate", "--size", "--record-bytes");
+        assertOneLineError(CommandRun.execute(new GenerateCommand(), "--out", out.toString(), "--align", "100"),
+                "gdsloader generate", "--align");
+        assertFalse(Files.exists(out), "the output directory is not created for invalid options");
+    }
+
+    // 2: --align only where it is honoured
+
+    @Test
+    void alignIsRefusedForFormatsThatDoNotHonourItNamingTheFormat() {
+        for (String format : List.of("safetensors", "arrow")) {
+            Path out = dir.resolve(format);
+            CommandRun r = CommandRun.execute(new GenerateCommand(), "--out", out.toString(), "--size", "1MiB",
+                    "--record-bytes", "4096", "--format", format, "--align", "4096");
+            assertOneLineError(r, "gdsloader generate", "--align", format);
+            assertFalse(Files.exists(out), r.toString());
+        }
+        CommandRun help = CommandRun.execute(new GenerateCommand(), "--help");
+        assertTrue(help.out().contains("npy only"), help.toString());
+    }
+
+    @Test
+    void byteOptionsTakeUnitsAndAlignPlacesNpyDataOnTheBoundary() throws IOException {
+        Path d = dataset("aligned", "--align", "4KiB", "--record-bytes", "4KiB");
+        NpyShard s = NpyShard.open(d.resolve("data-00000.npy"));
+        assertEquals(4096, s.recordBytes());
+        assertEquals(0, s.dataOffset() % 4096, "data at " + s.dataOffset());
+    }
+
+    // 3: every option checked before any work, named as typed
+
+    @Test
+    void randomRejectsBadThreadsAndBatchSizeBeforePrintingAnything() {
+        Path d = dataset("rnd");
+        for (String bad : List.of("--threads=0", "--threads=-5")) {
+            CommandRun r = CommandRun.execute(new RandomCommand(), bad, d.toString());
+            assertOneLineError(r, "gdsloader random", "--threads");
+            assertEquals("", r.out(), r.toString());
+            assertFalse(r.err().contains("maximumPoolSize"), r.toString());
+        }
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--batch-size=0", d.toString());
+        assertOneLineError(r, "gdsloader random", "--batch-size");
+        assertEquals("", r.out(), "rejected before the O_DIRECT ceiling phase\n" + r);
+    }
+
+    @Test
+    void latencyRejectsANegativeEpochCount() {
+        Path d = dataset("lat");
+        CommandRun r = CommandRun.execute(new LatencyCommand(), "--epochs=-1", d.toString());
+        assertOneLineError(r, "gdsloader latency", "--epochs");
+        assertEquals("", r.out(), r.toString());
+    }
+
+    @Test
+    void benchRejectsAGpuPathWithoutAGpuBeforeAnyPhase() {
+        assumeFalse(Cuda.availability().available(), "CUDA is available here; this checks the no-GPU refusal");
+        Path d = dataset("gpu");
+        CommandRun r = CommandRun.execute(new BenchCommand(), "--paths=GDS", d.toString());
+        assertOneLineError(r, "gdsloader bench", "--paths GDS");
+        assertEquals("", r.out(), r.toString());
+    }
+
+    @Test
+    void benchCapsBatchBytesLargerThanTheDatasetAndSaysSo() {
+        Path d = dataset("cap");
+        CommandRun r = CommandRun.execute(new BenchCommand(), "--batch-bytes=1TiB", "--paths", "HOST", "--io-size", "256KiB",
+                d.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertTrue(r.out().contains("capped"), r.toString());
+        assertTrue(r.out().contains("128 records per batch"), r.toString());
+    }
+
+    @Test
+    void benchWithAnUnusableOutFailsBeforeRunning() throws IOException {
+        Path file = Files.writeString(dir.resolve("a-file"), "x");
+        CommandRun r = CommandRun.execute(new BenchCommand(), "--quick", "--paths", "HOST", "--work-dir", dir.toString(),
+                "--out", file.resolve("sub").toString());
+        assertOneLineError(r, "gdsloader bench", "--out", file.resolve("sub").toString());
+        assertEquals("", r.out(), "nothing is generated or measured\n" + r);
+    }
+
+    @Test
+    void sweepChecksEveryValueBeforeTheFirstRun() {
+        Path d = dataset("sweep");
+        CommandRun r = CommandRun.execute(new SweepCommand(), "--vary", "threads", "--values", "1,0", "--paths", "HOST",
+                "--out", dir.resolve("rep").toString(), d.toString());
+        assertOneLineError(r, "gdsloader sweep", "--threads");
+        assertEquals("", r.out(), r.toString());
+    }
+
+    // 4: errors name the file, with the full command prefix, one line
+
+    @Test
+    void verifyNamesADatasetJsonThatIsADirectory() throws IOException {
+        Path d = Files.createDirectories(dir.resolve("v").resolve("dataset.json")).getParent();
+        assertOneLineError(CommandRun.execute(new VerifyCommand(), d.toString()), "gdsloader verify",
+                d.resolve("dataset.json").toString());
+    }
+
+    @Test
+    void convertIdxNamesADirectoryGivenAsInputWithTheFullCommandName() throws IOException {
+        Path somedir = Files.createDirectories(dir.resolve("somedir"));
+        CommandRun r = CommandRun.execute(GdsLoaderMain.class, "convert", "idx", "--out", dir.resolve("X").toString(),
+                somedir.toString());
+        assertOneLineError(r, "gdsloader convert idx", somedir + ": a directory");
+        assertFalse(Files.exists(dir.resolve("X")), r.toString());
+    }
+
+    @Test
+    void asyncreadOnAFifoSaysWhatItIsInOneLineWithoutTheUsage() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        Process p;
+        try {
+            p = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        } catch (IOException e) {
+            assumeTrue(false, "no mkfifo here: " + e.getMessage());
+            return;
+        }
+        assumeTrue(p.waitFor() == 0 && Files.exists(fifo), "mkfifo failed");
+        CommandRun r = CommandRun.execute(new AsyncReadCommand(), fifo.toString());
+        assertOneLineError(r, "gdsloader asyncread", fifo + ": not a regular file or directory");
+        CommandRun bad = CommandRun.execute(new AsyncReadCommand(), "--threads", "0", fifo.toString());
+        assertOneLineError(bad, "gdsloader asyncread", "--threads");
+    }
+
+    @Test
+    void plotNamesABadJsonFileInOneLine() throws IOException {
+        Path bad = Files.writeString(dir.resolve("bad.json"), "{bad");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), bad.toString()), "gdsloader plot", bad + ": not valid JSON");
+        Path empty = Files.writeString(dir.resolve("empty.json"), "{}");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), empty.toString()), "gdsloader plot", empty + ": not a report");
+    }
+
+    // 5: verify compares dtype and record shape; plurals
+
+    @Test
+    void verifyComparesDtypeAndRecordShapeWithTheManifest() throws IOException {
+        Path d = dataset("dt");
+        Path json = d.resolve("dataset.json");
+        String orig = Files.readString(json);
+        Files.writeString(json, orig.replace("\"U8\"", "\"I8\""));
+        CommandRun r = CommandRun.execute(new VerifyCommand(), d.toString());
+        assertEquals(1, r.exitCode(), r.toString());
+        assertTrue(r.out().contains("I8"), r.toString());
+        assertTrue(r.out().contains("2 shards, 2 mismatches"), r.toString());
+        Files.writeString(json, orig.replace("[4096]", "[64,64]"));
+        CommandRun shape = CommandRun.execute(new VerifyCommand(), d.toString());
+        assertEquals(1, shape.exitCode(), shape.toString());
+        assertTrue(shape.out().contains("[64, 64]"), shape.toString());
+        Files.writeString(json, orig);
+        assertEquals(0, CommandRun.execute(new VerifyCommand(), d.toString()).exitCode());
+    }
+
+    @Test
+    void verifySaysOneShardAndOneMismatchInTheSingular() throws IOException {
+        Path d = dataset("one", "--shards", "1");
+        Path shard = d.resolve("data-00000.npy");
+        byte[] b = Files.readAllBytes(shard);
+        b[b.length - 1] ^= 1;
+        Files.write(shard, b);
+        CommandRun r = CommandRun.execute(new VerifyCommand(), d.toString());
+        assertEquals(1, r.exitCode(), r.toString());
+        assertTrue(r.out().contains("1 shard, 1 mismatch\n") || r.out().endsWith("1 shard, 1 mismatch" + System.lineSeparator()),
+                r.toString());
+    }
+
+    // 6: help texts say what the commands do
+
+    @Test
+    void helpTextsNameEveryFormat() {
+        String gen = CommandRun.execute(new GenerateCommand(), "--help").out();
+        assertFalse(gen.contains("uint8 .npy shards"), gen);
+        assertFalse(gen.contains("data-*.npy"), gen);
+        assertTrue(gen.contains(".safetensors") && gen.contains(".arrow"), gen);
+        String convert = CommandRun.execute(new ConvertCommand(), "--help").out();
+        assertFalse(convert.contains("into .npy shards"), convert);
+        String bench = CommandRun.execute(new BenchCommand(), "--help").out();
+        assertFalse(bench.contains("directory of .npy shards"), bench);
+        String inspect = CommandRun.execute(new InspectCommand(), "--help").out();
+        assertTrue(inspect.contains(".arrows") && inspect.contains(".npz"), inspect);
+    }
+}
