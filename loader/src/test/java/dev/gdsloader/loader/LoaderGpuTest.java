@@ -121,14 +121,19 @@ class LoaderGpuTest {
     }
 
     @Test
-    void autoTakesCuFileWhereItWorksAndSaysWhy() throws IOException {
+    void autoTakesCuFileOnlyWithTrueGpuDirectAndSaysWhy() throws IOException {
         TestShards.writeImages(dir, 10);
         CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
         try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).build()) {
-            if (st.usable()) {
-                assertTrue(loader.pathTaken() == PathTaken.GDS || loader.pathTaken() == PathTaken.CUFILE_COMPAT);
+            if (st.usable() && st.mode() == dev.gdsloader.cufile.CuFileMode.GDS) {
+                assertEquals(PathTaken.GDS, loader.pathTaken(), loader.pathReason());
             } else {
-                assertEquals(PathTaken.BOUNCE, loader.pathTaken());
+                // no cuFile, or only its compat mode (its own bounce): the loader's bounce path
+                assertEquals(PathTaken.BOUNCE, loader.pathTaken(), loader.pathReason());
+                if (st.usable()) {
+                    assertTrue(loader.pathReason().startsWith("BOUNCE: cuFile runs only in compat mode here"),
+                            loader.pathReason());
+                }
             }
             assertTrue(loader.pathReason().length() > 10, loader.pathReason());
         }
