@@ -53,6 +53,16 @@ public final class ArrowIpcFile {
     /** The file format's magic, at both ends of the file. */
     private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
 
+    /**
+     * Smallest Arrow IPC file, bytes: magic 6 + padding 2 + a footer flatbuffer of at least 4 bytes (its root
+     * table offset) + footer length 4 + magic 6. A shorter file cannot hold the structure its magic promises.
+     */
+    static final int MIN_FILE_BYTES = MAGIC.length + 2 + 4 + 4 + MAGIC.length;
+
+    /** What an IPC stream needs at offset 0, for the message about a stream too short to hold it. */
+    private static final String STREAM_START = "an Arrow IPC stream needs a continuation marker 0xFFFFFFFF and a 4-byte "
+            + "metadata length at offset 0";
+
     /** Per record batch: where its body starts, its rows, and its field nodes and buffers. */
     private record BatchInfo(long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
                              long[] bufferOffset, long[] bufferLength, CompressionUtil.CodecType codec) {
@@ -91,8 +101,19 @@ public final class ArrowIpcFile {
                     && head[3] == (byte) 0xFF) {
                 return openStream(ch, file, size);
             }
-            if (size < 2L * MAGIC.length + 4 || !Arrays.equals(Arrays.copyOf(head, MAGIC.length), MAGIC)) {
+            if (size < 4 && allFF(head)) {
+                // the start of a stream, or (empty) too short to tell: say what a stream needs
+                throw new FormatException(file, 0, "the file of " + bytes(size) + " is too short for an Arrow IPC stream: "
+                        + STREAM_START + (size == 0 ? " (an Arrow IPC file needs at least " + MIN_FILE_BYTES
+                        + " bytes, starting with the magic 'ARROW1')" : ""));
+            }
+            int prefix = (int) Math.min(MAGIC.length, size);
+            if (!Arrays.equals(Arrays.copyOf(head, prefix), Arrays.copyOf(MAGIC, prefix))) {
                 throw new FormatException(file, 0, "the Arrow file magic 'ARROW1'", quote(head));
+            }
+            if (size < MIN_FILE_BYTES) {
+                throw new FormatException(file, 0, "the file of " + bytes(size) + " is too short for an Arrow IPC file: it "
+                        + "needs at least " + MIN_FILE_BYTES + " (magic 6 + padding 2 + footer + footer length 4 + magic 6)");
             }
             ByteBuffer tail = ByteBuffer.wrap(read(ch, file, size - 10, 10)).order(ByteOrder.LITTLE_ENDIAN);
             int footerLength = tail.getInt();
@@ -102,7 +123,7 @@ public final class ArrowIpcFile {
                 throw new FormatException(file, size - 6, "the Arrow file magic 'ARROW1' at the end", quote(endMagic));
             }
             long footerStart = size - 10 - footerLength;
-            if (footerLength <= 0 || footerStart < 8 || footerLength > MAX_METADATA_BYTES) {
+            if (footerLength < 4 || footerStart < 8 || footerLength > MAX_METADATA_BYTES) {
                 throw new FormatException(file, size - 10, "a footer length within the file of " + size + " bytes",
                         String.valueOf(footerLength));
             }
@@ -144,8 +165,21 @@ public final class ArrowIpcFile {
     private static ArrowIpcFile openStream(FileChannel ch, Path file, long size) throws IOException {
         Schema schema = null;
         List<BatchInfo> batches = new ArrayList<>();
+        if (size < 8) {
+            throw new FormatException(file, 0, "the file of " + bytes(size) + " is too short for an Arrow IPC stream: "
+                    + STREAM_START);
+        }
         long pos = 0;
-        while (pos + 8 <= size) {
+        // Ends at the end-of-stream marker (FF FF FF FF 00 00 00 00) or, without one, exactly at the end of the file
+        // after a whole message: Arrow Java's ArrowStreamReader accepts that too (MessageSerializer.readMessage in
+        // arrow-vector 19.0.0 returns null, the end of the stream, when no 4-byte length follows the last message).
+        // A partial message header is refused: bytes left that cannot hold a continuation marker and a length are
+        // a cut, not an end. (Arrow Java also ends quietly on 1-3 stray bytes; we refuse those as a truncation.)
+        while (pos < size) {
+            if (size - pos < 8) {
+                throw new FormatException(file, pos, "a message header or the end-of-stream marker (8 bytes: continuation "
+                        + "marker 0xFFFFFFFF and a 4-byte metadata length)", bytes(size - pos) + " left at the end of the file");
+            }
             ByteBuffer prefix = ByteBuffer.wrap(read(ch, file, pos, 8)).order(ByteOrder.LITTLE_ENDIAN);
             int marker = prefix.getInt();
             int length = prefix.getInt();
@@ -285,6 +319,19 @@ public final class ArrowIpcFile {
             }
         }
         return buf.array();
+    }
+
+    private static String bytes(long n) {
+        return n == 1 ? "1 byte" : n + " bytes";
+    }
+
+    private static boolean allFF(byte[] b) {
+        for (byte x : b) {
+            if (x != (byte) 0xFF) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String quote(byte[] b) {

@@ -23,6 +23,7 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -135,6 +136,68 @@ class ArrowIpcFileTest {
 
         Path junk = Files.write(dir.resolve("j.arrow"), "not arrow at all".getBytes());
         assertTrue(assertThrows(FormatException.class, () -> ArrowIpcFile.open(junk)).getMessage().contains("ARROW1"));
+    }
+
+    private Path truncated(Path good, String name, long length) throws IOException {
+        return Files.write(dir.resolve(name), Arrays.copyOf(Files.readAllBytes(good), (int) length));
+    }
+
+    @Test
+    void anArrowFileCutBelowTheSmallestFileIsTooShortNotABadMagic() throws IOException {
+        Path good = write(dir.resolve("g.arrow"), false, -1, 2);
+        for (int n : new int[] {3, 8, 12, ArrowIpcFile.MIN_FILE_BYTES - 1}) {
+            Path bad = truncated(good, "cut" + n + ".arrow", n);
+            FormatException e = assertThrows(FormatException.class, () -> ArrowIpcFile.open(bad));
+            assertEquals(bad + ": at byte offset 0: the file of " + n + " bytes is too short for an Arrow IPC file: it "
+                    + "needs at least 22 (magic 6 + padding 2 + footer + footer length 4 + magic 6)", e.getMessage());
+            assertEquals(0, e.offset());
+        }
+    }
+
+    @Test
+    void anArrowStreamCutToAFewBytesSaysWhatAStreamNeeds() throws IOException {
+        Path good = write(dir.resolve("g.arrows"), true, -1, 2);
+        for (int n : new int[] {1, 3, 4, 7}) {
+            Path bad = truncated(good, "cut" + n + ".arrows", n);
+            FormatException e = assertThrows(FormatException.class, () -> ArrowIpcFile.open(bad));
+            assertEquals(bad + ": at byte offset 0: the file of " + (n == 1 ? "1 byte" : n + " bytes") + " is too short for "
+                    + "an Arrow IPC stream: an Arrow IPC stream needs a continuation marker 0xFFFFFFFF and a 4-byte metadata "
+                    + "length at offset 0", e.getMessage());
+        }
+        Path empty = Files.write(dir.resolve("empty.arrows"), new byte[0]);
+        assertEquals(empty + ": at byte offset 0: the file of 0 bytes is too short for an Arrow IPC stream: an Arrow IPC "
+                + "stream needs a continuation marker 0xFFFFFFFF and a 4-byte metadata length at offset 0 (an Arrow IPC "
+                + "file needs at least 22 bytes, starting with the magic 'ARROW1')",
+                assertThrows(FormatException.class, () -> ArrowIpcFile.open(empty)).getMessage());
+    }
+
+    @Test
+    void aStreamCutInsideItsEndMarkerIsRefusedAndOneWithoutAnyEndMarkerIsReadAsArrowJavaDoes() throws IOException {
+        Path good = write(dir.resolve("g.arrows"), true, -1, 2, 3);
+        long size = Files.size(good);
+        for (int cut = 1; cut <= 7; cut++) {
+            Path bad = truncated(good, "cut" + cut + ".arrows", size - cut);
+            FormatException e = assertThrows(FormatException.class, () -> ArrowIpcFile.open(bad), "cut " + cut);
+            assertEquals(bad + ": at byte offset " + (size - 8) + ": expected a message header or the end-of-stream marker "
+                    + "(8 bytes: continuation marker 0xFFFFFFFF and a 4-byte metadata length), found "
+                    + (8 - cut == 1 ? "1 byte" : (8 - cut) + " bytes") + " left at the end of the file", e.getMessage());
+            assertEquals(size - 8, e.offset());
+        }
+        // no end-of-stream marker at all, the file ending right after the last whole message: Arrow Java's
+        // ArrowStreamReader reads both batches and ends there, and so do we
+        Path noEos = truncated(good, "noeos.arrows", size - 8);
+        try (BufferAllocator alloc = new RootAllocator();
+             ArrowStreamReader r = new ArrowStreamReader(FileChannel.open(noEos), alloc)) {
+            assertTrue(r.loadNextBatch());
+            assertEquals(2, r.getVectorSchemaRoot().getRowCount());
+            assertTrue(r.loadNextBatch());
+            assertEquals(3, r.getVectorSchemaRoot().getRowCount());
+            assertEquals(false, r.loadNextBatch());
+        }
+        ArrowIpcFile a = ArrowIpcFile.open(noEos);
+        assertEquals(2, a.batchCount());
+        assertEquals(3, a.rows(1));
+        assertArrayEquals(new byte[] {2, 3, 4}, bytes(a.records("label", 1)));
     }
 
     @Test
