@@ -255,12 +255,32 @@ public final class AsyncReadBench {
             }
         }
 
-        /** Closes the reads (each waits for its read in flight), then deregisters and destroys the streams. */
+        /**
+         * Closes the reads (each waits for its read in flight), then deregisters and destroys the streams; every
+         * one is closed even if an earlier close fails.
+         *
+         * @throws RuntimeException the first failure, later ones suppressed, after everything was closed
+         */
         @Override
         public void close() {
-            reads.forEach(AsyncRead::close);
-            registered.forEach(CuFileStream::close);
-            cuda.forEach(CudaStream::close);
+            List<AutoCloseable> all = new ArrayList<>(reads);
+            all.addAll(registered);
+            all.addAll(cuda);
+            RuntimeException first = null;
+            for (AutoCloseable c : all) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    if (first == null) {
+                        first = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
         }
     }
 

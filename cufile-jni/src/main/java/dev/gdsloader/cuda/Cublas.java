@@ -24,7 +24,13 @@ public final class Cublas extends NativeResource {
     private final FloatPointer beta = new FloatPointer(1);
 
     private Cublas(CudaStream stream) {
-        int rc = cublas.cublasCreate_v2(handle);
+        int rc;
+        try {
+            rc = cublas.cublasCreate_v2(handle);
+        } catch (RuntimeException | Error e) { // e.g. libcublas failing to load: the scalars are ours to free
+            freeScalars();
+            throw e;
+        }
         if (rc != cublas.CUBLAS_STATUS_SUCCESS) {
             freeScalars();
             throw new CudaException("cublasCreate", rc, statusName(rc));
@@ -73,11 +79,14 @@ public final class Cublas extends NativeResource {
      * @param c device pointer to {@code C}
      * @param ldc leading dimension of {@code C}
      * @throws CudaException if cuBLAS refuses the arguments (e.g. {@code CUBLAS_STATUS_INVALID_VALUE})
+     * @throws IllegalArgumentException if a dimension is negative or a pointer is 0 (checked here, before the
+     *     call; whether the pointers address enough device memory cannot be checked and is the caller's duty)
      * @throws IllegalStateException if the handle is closed
      */
     public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alphaValue, long a, int lda, long b,
                       int ldb, float betaValue, long c, int ldc) {
         checkOpen();
+        checkArgs("cublasSgemm", m, n, k, a, b, c);
         alpha.put(alphaValue);
         beta.put(betaValue);
         check(cublas.cublasSgemm_v2(handle, op(transA), op(transB), m, n, k, alpha, JavaCppPointers.floats(a), lda,
@@ -97,14 +106,24 @@ public final class Cublas extends NativeResource {
      * @param betaValue scale of {@code y}'s old value
      * @param y device pointer to {@code y}, unit stride
      * @throws CudaException if cuBLAS refuses the arguments
+     * @throws IllegalArgumentException if a dimension is negative or a pointer is 0 (as {@link #sgemm})
      * @throws IllegalStateException if the handle is closed
      */
     public void sgemv(boolean transA, int m, int n, float alphaValue, long a, int lda, long x, float betaValue, long y) {
         checkOpen();
+        checkArgs("cublasSgemv", m, n, 0, a, x, y);
         alpha.put(alphaValue);
         beta.put(betaValue);
         check(cublas.cublasSgemv_v2(handle, op(transA), m, n, alpha, JavaCppPointers.floats(a), lda,
                 JavaCppPointers.floats(x), 1, beta, JavaCppPointers.floats(y), 1), "cublasSgemv");
+    }
+
+    private static void checkArgs(String call, int m, int n, int k, long p, long q, long r) {
+        if (m < 0 || n < 0 || k < 0 || p == 0 || q == 0 || r == 0) {
+            throw new IllegalArgumentException(call + " needs dimensions >= 0 and non-null device pointers, got m=" + m
+                    + " n=" + n + " k=" + k + " pointers 0x" + Long.toHexString(p) + ", 0x" + Long.toHexString(q) + ", 0x"
+                    + Long.toHexString(r));
+        }
     }
 
     private static int op(boolean transpose) {

@@ -52,35 +52,38 @@ public final class Nvrtc {
 
     private static String compile(String source, String name, String... options) {
         _nvrtcProgram program = new _nvrtcProgram();
-        check(nvrtc.nvrtcCreateProgram(program, new BytePointer(source), new BytePointer(name), 0,
-                (PointerPointer<?>) null, (PointerPointer<?>) null), "nvrtcCreateProgram(" + name + ")");
-        try (PointerPointer<BytePointer> opts = new PointerPointer<>(options)) {
-            int rc = nvrtc.nvrtcCompileProgram(program, options.length, opts);
-            if (rc != nvrtc.NVRTC_SUCCESS) {
-                throw new CudaException("nvrtcCompileProgram(" + name + "): " + log(program), rc, errorName(rc));
+        // the native strings live until the program is destroyed, and are freed here, not by the GC
+        try (BytePointer src = new BytePointer(source); BytePointer srcName = new BytePointer(name)) {
+            check(nvrtc.nvrtcCreateProgram(program, src, srcName, 0, (PointerPointer<?>) null, (PointerPointer<?>) null),
+                    "nvrtcCreateProgram(" + name + ")");
+            try (PointerPointer<BytePointer> opts = new PointerPointer<>(options); SizeTPointer size = new SizeTPointer(1)) {
+                int rc = nvrtc.nvrtcCompileProgram(program, options.length, opts);
+                if (rc != nvrtc.NVRTC_SUCCESS) {
+                    throw new CudaException("nvrtcCompileProgram(" + name + "): " + log(program), rc, errorName(rc));
+                }
+                check(nvrtc.nvrtcGetPTXSize(program, size), "nvrtcGetPTXSize");
+                byte[] ptx = new byte[(int) size.get()];
+                check(nvrtc.nvrtcGetPTX(program, ptx), "nvrtcGetPTX");
+                int end = ptx.length;
+                while (end > 0 && ptx[end - 1] == 0) {
+                    end--; // the PTX is NUL-terminated
+                }
+                return new String(ptx, 0, end, java.nio.charset.StandardCharsets.US_ASCII);
+            } finally {
+                nvrtc.nvrtcDestroyProgram(program);
             }
-            SizeTPointer size = new SizeTPointer(1);
-            check(nvrtc.nvrtcGetPTXSize(program, size), "nvrtcGetPTXSize");
-            byte[] ptx = new byte[(int) size.get()];
-            check(nvrtc.nvrtcGetPTX(program, ptx), "nvrtcGetPTX");
-            int end = ptx.length;
-            while (end > 0 && ptx[end - 1] == 0) {
-                end--; // the PTX is NUL-terminated
-            }
-            return new String(ptx, 0, end, java.nio.charset.StandardCharsets.US_ASCII);
-        } finally {
-            nvrtc.nvrtcDestroyProgram(program);
         }
     }
 
     private static String log(_nvrtcProgram program) {
-        SizeTPointer size = new SizeTPointer(1);
-        if (nvrtc.nvrtcGetProgramLogSize(program, size) != nvrtc.NVRTC_SUCCESS) {
-            return "(no log)";
+        try (SizeTPointer size = new SizeTPointer(1)) {
+            if (nvrtc.nvrtcGetProgramLogSize(program, size) != nvrtc.NVRTC_SUCCESS) {
+                return "(no log)";
+            }
+            byte[] log = new byte[(int) size.get()];
+            nvrtc.nvrtcGetProgramLog(program, log);
+            return new String(log, java.nio.charset.StandardCharsets.UTF_8).trim();
         }
-        byte[] log = new byte[(int) size.get()];
-        nvrtc.nvrtcGetProgramLog(program, log);
-        return new String(log, java.nio.charset.StandardCharsets.UTF_8).trim();
     }
 
     private static void check(int rc, String call) {

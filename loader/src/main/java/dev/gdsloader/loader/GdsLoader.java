@@ -178,7 +178,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queue), ioThreads(options.device(), engine.pathTaken().onDevice()));
         try {
-            checkHostMemory(layout, options.prefetchDepth(), engine.pathTaken());
+            checkHostMemory(this.dataset, layout, options.prefetchDepth(), engine.pathTaken());
             for (int i = 0; i < options.prefetchDepth(); i++) {
                 try {
                     slots.add(engine.newSlot(i, layout, maxPieces));
@@ -210,14 +210,14 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     }
 
     /** Refuses rings whose host memory (pinned or plain) would exceed half of the machine's memory. */
-    private static void checkHostMemory(SlotLayout layout, int depth, PathTaken path) {
+    private static void checkHostMemory(Dataset dataset, SlotLayout layout, int depth, PathTaken path) {
         long perSlot = switch (path) {
             case HOST -> layout.targetBytes() + layout.stagingBytes();
-            case BOUNCE -> layout.stagingBytes();
+            // pinned staging plus the pinned image the small-record columns are packed into
+            case BOUNCE -> layout.stagingBytes() + dev.gdsloader.loader.io.BounceEngine.packingBytes(dataset, layout);
             default -> 0;
         };
-        long total = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean()).getTotalMemorySize();
+        long total = DirectIoPolicy.hostMemoryBytes();
         if (perSlot > 0 && (double) perSlot * depth > total / 2.0) {
             throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
                     "prefetch depth %d x %.1f MiB of host memory per slot = %.2f GB exceeds half of this machine's %.1f GB: "

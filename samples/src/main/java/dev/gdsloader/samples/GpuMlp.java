@@ -83,8 +83,12 @@ final class GpuMlp implements AutoCloseable {
             blas = Cublas.create(stream);
             kernels = MlpKernels.compile();
             upload(Mlp.heNormal(seed));
-        } catch (RuntimeException e) {
-            close();
+        } catch (RuntimeException | Error e) {
+            try {
+                close();
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
             throw e;
         }
     }
@@ -193,20 +197,32 @@ final class GpuMlp implements AutoCloseable {
         return memory.address() + offset;
     }
 
-    /** Frees the kernels, the cuBLAS handle and the memory; waits for the stream first. Idempotent. */
+    /**
+     * Frees the kernels, the cuBLAS handle and the memory; waits for the stream first. Idempotent. Everything is
+     * freed even if waiting or an earlier free fails.
+     *
+     * @throws IllegalStateException naming the first failure (later ones suppressed), after everything was freed
+     */
     @Override
     public void close() {
-        if (memory != null && !memory.isClosed()) {
-            stream.synchronize();
-        }
-        for (AutoCloseable c : new AutoCloseable[] {kernels, blas, host, memory}) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    throw new IllegalStateException("freeing the GPU model failed", e);
+        IllegalStateException first = null;
+        AutoCloseable drain = memory != null && !memory.isClosed() ? stream::synchronize : null;
+        for (AutoCloseable c : new AutoCloseable[] {drain, kernels, blas, host, memory}) {
+            if (c == null) {
+                continue;
+            }
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = new IllegalStateException("freeing the GPU model failed", e);
+                } else {
+                    first.addSuppressed(e);
                 }
             }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 }

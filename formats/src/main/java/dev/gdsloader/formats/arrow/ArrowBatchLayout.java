@@ -115,7 +115,10 @@ public record ArrowBatchLayout(Path file, int batch, long bodyOffset, long bodyL
             return type instanceof ArrowType.FixedSizeList l ? length * l.getListSize() : 0;
         }
 
-        /** @return bytes per offset: 4 for Binary/Utf8, 8 for LargeBinary/LargeUtf8, 0 for other types */
+        /**
+         * @param t an Arrow type
+         * @return bytes per offset: 4 for Binary/Utf8, 8 for LargeBinary/LargeUtf8, 0 for other types
+         */
         public static int offsetWidth(ArrowType t) {
             return t instanceof ArrowType.Binary || t instanceof ArrowType.Utf8 ? 4
                     : t instanceof ArrowType.LargeBinary || t instanceof ArrowType.LargeUtf8 ? 8 : 0;

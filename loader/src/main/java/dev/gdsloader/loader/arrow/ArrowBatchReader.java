@@ -162,8 +162,12 @@ public final class ArrowBatchReader implements AutoCloseable {
         ArrowBatchReader r = new ArrowBatchReader(ipc, columns, path, reason, fileSize);
         try {
             r.allocate(capacity);
-        } catch (IOException | RuntimeException e) {
-            r.close();
+        } catch (IOException | RuntimeException | Error e) {
+            try {
+                r.close();
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
             throw e;
         }
         return r;
@@ -437,7 +441,12 @@ public final class ArrowBatchReader implements AutoCloseable {
         }
     }
 
-    /** Frees the device, pinned and host memory and closes the file, once; later calls do nothing. */
+    /**
+     * Frees the device, pinned and host memory and closes the file, once; later calls do nothing. Every resource is
+     * freed even when an earlier step fails (the stream's work failed, a free reported an error).
+     *
+     * @throws RuntimeException the first failure, with later ones suppressed, after everything was freed
+     */
     @Override
     public void close() {
         if (closed) {
@@ -447,29 +456,26 @@ public final class ArrowBatchReader implements AutoCloseable {
         if (current != null) {
             current.invalidate();
         }
-        if (stream != null) {
-            stream.synchronize();
+        CudaStream s = stream;
+        RuntimeException first = null;
+        for (AutoCloseable c : new AutoCloseable[] {s == null ? null : (AutoCloseable) s::synchronize, registration,
+                device, pinned, host, stream, cufile, posix}) {
+            if (c == null) {
+                continue;
+            }
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e instanceof RuntimeException re ? re
+                            : new IllegalStateException(ipc.file() + ": closing the Arrow batch reader failed", e);
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
         }
-        if (registration != null) {
-            registration.close();
-        }
-        if (device != null) {
-            device.close();
-        }
-        if (pinned != null) {
-            pinned.close();
-        }
-        if (host != null) {
-            host.close();
-        }
-        if (stream != null) {
-            stream.close();
-        }
-        if (cufile != null) {
-            cufile.close();
-        }
-        if (posix != null) {
-            posix.close();
+        if (first != null) {
+            throw first;
         }
     }
 

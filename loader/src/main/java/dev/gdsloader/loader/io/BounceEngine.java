@@ -22,6 +22,12 @@ public final class BounceEngine extends StagedEngine {
     /** Records smaller than this many bytes are packed on the host and copied once per column and batch. */
     public static final long PACK_BELOW = 64 << 10;
 
+    /*
+     * Written once, by the first allocateSlot (under IoEngine.newSlot's lock, in GdsLoader's constructor), read by
+     * I/O threads in copy and finish. The happens-before edge is the hand-off of each batch: the constructor's
+     * thread -> Thread.start of the pipeline's reader thread -> pool.execute of the chunk tasks (and the engine is
+     * reached through GdsLoader's final field). No slot is loaded before newSlot has returned.
+     */
     /** Per column: offset of its packed image in {@link Slot#packed()}, or -1 where chunks are copied directly. */
     private long[] packedAt;
     /** Per column: bytes of its packed image (its target region). */
@@ -48,6 +54,26 @@ public final class BounceEngine extends StagedEngine {
         }
         long total = Arrays.stream(packedBytes).sum();
         return Slot.assemble(index, layout, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
+    }
+
+    /**
+     * Pinned packing memory one slot needs besides its staging memory: the target regions of the columns whose
+     * records are under {@link #PACK_BELOW} bytes.
+     *
+     * @param dataset the dataset
+     * @param layout the slot layout of that dataset
+     * @return bytes of {@link Slot#packed()} per slot; 0 where no column is packed
+     */
+    public static long packingBytes(Dataset dataset, SlotLayout layout) {
+        long total = 0;
+        int n = dataset.columns().size();
+        for (int c = 0; c < n; c++) {
+            if (dataset.columns().get(c).recordBytes() < PACK_BELOW) {
+                long end = c + 1 < n ? layout.targetOffsets()[c + 1] : layout.targetBytes();
+                total += end - layout.targetOffsets()[c];
+            }
+        }
+        return total;
     }
 
     private void planPacking(SlotLayout layout) {

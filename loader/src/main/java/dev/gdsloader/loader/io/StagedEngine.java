@@ -64,7 +64,14 @@ abstract class StagedEngine extends IoEngine {
 
     /**
      * Copies {@code bytes} of column {@code column} from staging offset {@code from} to target offset {@code to}
-     * (called on an I/O thread, once the bytes are in staging).
+     * (called on an I/O thread, once the bytes are in staging; chunks of one batch call it concurrently, each for
+     * its own disjoint range).
+     *
+     * @param slot the slot the batch lands in
+     * @param column the column's index in the dataset
+     * @param from byte offset in the slot's staging memory
+     * @param to byte offset in the slot's target memory (the column's view)
+     * @param bytes bytes to copy
      */
     protected abstract void copy(Slot slot, int column, long from, long to, long bytes);
 
