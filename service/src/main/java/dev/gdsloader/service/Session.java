@@ -1,0 +1,354 @@
+package dev.gdsloader.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.loader.Batch;
+import dev.gdsloader.loader.ColumnView;
+import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.sampler.Partition;
+import dev.gdsloader.loader.sampler.Shuffle;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One client connection's session: its {@link GdsLoader}, the batches lent to the client and the CUDA IPC
+ * handles of the slot buffers. Everything here runs on the session's own thread (the loader is single-consumer
+ * and its {@code next()} blocks on I/O, which must never happen on a Netty event loop); the event loop only
+ * hands frames over with {@link #submit}. Frames submitted are released here, once.
+ */
+final class Session {
+    private static final Logger LOG = Logger.getLogger(Session.class.getName());
+
+    private final String id;
+    private final Channel channel;
+    private final Path root;
+    private final Consumer<Session> onClosed;
+    private final ExecutorService thread;
+    private final CountDownLatch freed = new CountDownLatch(1);
+    // session-thread state
+    private GdsLoader loader;
+    private Delivery delivery;
+    private java.util.Iterator<Batch> epoch;
+    private long epochNumber = -1;
+    private long servedInEpoch;
+    private long nextId;
+    private int pendingNext;
+    private final Map<Long, Lent> lent = new LinkedHashMap<>();
+    private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
+    private CudaStream stream;
+    private PinnedBuffer staging;
+    private boolean closed;
+
+    private record Lent(Batch batch, long position) {
+    }
+
+    Session(String id, Channel channel, Path root, Consumer<Session> onClosed) {
+        this.id = id;
+        this.channel = channel;
+        this.root = root;
+        this.onClosed = onClosed;
+        this.thread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "gdsloader-session-" + id);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    String id() {
+        return id;
+    }
+
+    /** Hands a frame to the session thread, which releases it; released here if the session is gone. */
+    void submit(Frame f) {
+        try {
+            thread.execute(() -> {
+                try {
+                    handle(f);
+                } finally {
+                    f.release();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            f.release();
+        }
+    }
+
+    /** Frees the loader and everything lent, on the session thread, once; returns at once. */
+    void close() {
+        try {
+            thread.execute(this::free);
+        } catch (RejectedExecutionException e) {
+            // already closing
+        }
+        thread.shutdown();
+    }
+
+    /** @return true if the session's resources were freed within the timeout */
+    boolean awaitFreed(long millis) throws InterruptedException {
+        return freed.await(millis, TimeUnit.MILLISECONDS);
+    }
+
+    private void handle(Frame f) {
+        if (closed) {
+            return;
+        }
+        if (f.version() != Protocol.VERSION) {
+            fail("protocol version " + f.version() + " is not supported: this server speaks version " + Protocol.VERSION, true);
+            return;
+        }
+        try {
+            switch (f.type()) {
+                case Protocol.OPEN -> open(Protocol.JSON.treeToValue(f.body(), Messages.Open.class));
+                case Protocol.NEXT -> {
+                    if (loader == null) {
+                        fail("NEXT before OPEN: open a session first", false);
+                        return;
+                    }
+                    pendingNext++;
+                    serve();
+                }
+                case Protocol.RELEASE -> release(Protocol.JSON.treeToValue(f.body(), Messages.Release.class).id());
+                default -> fail("unknown message type '" + f.type() + "': expected OPEN, NEXT or RELEASE", false);
+            }
+        } catch (JsonProcessingException e) {
+            fail("malformed " + f.type() + " message: " + e.getOriginalMessage(), false);
+        } catch (IllegalArgumentException e) {
+            fail(e.getMessage(), false);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "gdsloader: session " + id + " failed", e);
+            fail(f.type() + " failed: " + e, false);
+        }
+    }
+
+    private void open(Messages.Open o) throws IOException {
+        if (loader != null) {
+            throw new IllegalArgumentException("session " + id + " is already open: one OPEN per connection");
+        }
+        if (o.dataset() == null || o.dataset().isBlank()) {
+            throw new IllegalArgumentException("option 'dataset' is missing: name a dataset directory under the server's root");
+        }
+        Path dir = root.resolve(o.dataset()).normalize();
+        if (!dir.startsWith(root) || !Files.exists(dir)) {
+            throw new IllegalArgumentException("unknown dataset '" + o.dataset() + "': no such directory or shard under the dataset root " + root);
+        }
+        Shuffle shuffle = option("shuffle", o.shuffle(), Shuffle.class, Shuffle.NONE);
+        Partition partition = option("partition", o.partition(), Partition.class, Partition.EXACT_ONCE);
+        ReadPath path = option("path", o.path(), ReadPath.class, ReadPath.AUTO);
+        Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
+        if (o.batchSize() <= 0) {
+            throw new IllegalArgumentException("option 'batchSize' must be > 0 records, got " + o.batchSize());
+        }
+        GdsLoader.Builder b = GdsLoader.builder(dir).batchSize(o.batchSize()).path(path).shuffle(shuffle, o.seed())
+                .ranks(o.rank(), o.worldSize() == 0 ? 1 : o.worldSize(), partition).dropLast(o.dropLast());
+        if (o.prefetchDepth() != 0) {
+            b.prefetchDepth(o.prefetchDepth());
+        }
+        if (o.columns() != null && !o.columns().isEmpty()) {
+            b.columns(o.columns().toArray(String[]::new));
+        }
+        GdsLoader l;
+        try {
+            l = b.build();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot open dataset '" + o.dataset() + "': " + e.getMessage(), e);
+        }
+        boolean onDevice = l.pathTaken().onDevice();
+        Delivery chosen = switch (wanted) {
+            case HOST -> Delivery.HOST;
+            case CUDA_IPC -> Delivery.CUDA_IPC;
+            case AUTO -> onDevice && o.clientHasGpu() && isLoopback() ? Delivery.CUDA_IPC : Delivery.HOST;
+        };
+        if (chosen == Delivery.CUDA_IPC && !onDevice) {
+            l.close();
+            throw new IllegalArgumentException("delivery CUDA_IPC needs batches in GPU memory, but the loader took the "
+                    + l.pathTaken() + " path (" + l.pathReason() + "): ask for HOST delivery or a device path");
+        }
+        loader = l;
+        delivery = chosen;
+        channel.writeAndFlush(Frame.of(Protocol.OPENED, new Messages.Opened(id, chosen.name(), l.pathTaken().name(),
+                l.pathReason(), l.batchesPerEpoch(), l.slots())));
+    }
+
+    private static <E extends Enum<E>> E option(String name, String value, Class<E> type, E fallback) {
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bad option '" + name + "': '" + value + "' is not one of "
+                    + Arrays.toString(type.getEnumConstants()));
+        }
+    }
+
+    private boolean isLoopback() {
+        return channel.remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null && a.getAddress().isLoopbackAddress();
+    }
+
+    /** Answers pending NEXTs while the loader can give a batch without waiting for a slot the client holds. */
+    private void serve() {
+        while (pendingNext > 0 && canAdvance()) {
+            pendingNext--;
+            if (epoch == null) {
+                epoch = loader.iterator();
+                epochNumber++;
+                servedInEpoch = 0;
+            }
+            if (!epoch.hasNext()) {
+                channel.writeAndFlush(Frame.of(Protocol.END, new Messages.End(epochNumber, servedInEpoch)));
+                epoch = null;
+                continue;
+            }
+            Batch b = epoch.next();
+            long position = servedInEpoch++;
+            try {
+                send(b, position);
+            } catch (RuntimeException e) {
+                b.close();
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * A batch reuses the slot of the batch {@code slots} before it, so the next one can be taken only when
+     * the client no longer holds that one; a new epoch needs every batch back.
+     */
+    private boolean canAdvance() {
+        if (lent.isEmpty()) {
+            return true;
+        }
+        if (epoch == null) {
+            return false;
+        }
+        long oldestAllowed = servedInEpoch - loader.slots() + 1;
+        return lent.values().stream().allMatch(l -> l.position() >= oldestAllowed);
+    }
+
+    private void send(Batch b, long position) {
+        long idNow = nextId++;
+        List<Messages.Column> cols = new ArrayList<>();
+        if (delivery == Delivery.CUDA_IPC) {
+            b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
+            for (ColumnView c : b.columns()) {
+                DeviceBuffer buf = c.deviceBuffer().orElseThrow();
+                String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
+                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
+            }
+            lent.put(idNow, new Lent(b, position));
+            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
+            return;
+        }
+        long total = b.bytes();
+        if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
+            throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
+                    + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
+        }
+        ByteBuf payload = channel.alloc().directBuffer((int) total);
+        try (b) {
+            for (ColumnView c : b.columns()) {
+                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
+                if (c.onDevice()) {
+                    download(b, c, payload);
+                } else {
+                    payload.writeBytes(c.hostSegment().asByteBuffer());
+                }
+            }
+        } catch (RuntimeException e) {
+            payload.release();
+            throw e;
+        }
+        channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
+                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+
+    private static Messages.BatchHeader header(Batch b, long id, List<Messages.Column> cols) {
+        return new Messages.BatchHeader(id, b.epoch(), b.index(), b.recordIndices(), b.paddingCount(), cols);
+    }
+
+    /** Device path with host delivery: the column comes down through a pinned staging buffer. */
+    private void download(Batch b, ColumnView c, ByteBuf payload) {
+        if (stream == null) {
+            stream = CudaStream.create();
+        }
+        if (staging == null || staging.size() < c.bytes()) {
+            if (staging != null) {
+                staging.close();
+            }
+            staging = PinnedBuffer.allocate(Math.max(4096, c.bytes()));
+        }
+        b.awaitOn(stream);
+        stream.copyToHost(staging, 0, c.deviceBuffer().orElseThrow(), c.deviceOffset(), c.bytes());
+        stream.synchronize();
+        payload.writeBytes(staging.segment().asSlice(0, c.bytes()).asByteBuffer());
+    }
+
+    private void release(long batchId) {
+        Lent l = lent.remove(batchId);
+        if (l == null) {
+            throw new IllegalArgumentException("RELEASE of batch id " + batchId + ", which this session has not lent (or was released already)");
+        }
+        l.batch().close();
+        serve();
+    }
+
+    private void fail(String message, boolean fatal) {
+        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(message, fatal)));
+        if (fatal) {
+            f.addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    private void free() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            for (Lent l : lent.values()) {
+                l.batch().close();
+            }
+            lent.clear();
+            handles.clear();
+            if (loader != null) {
+                loader.close();
+            }
+            if (staging != null) {
+                staging.close();
+            }
+            if (stream != null) {
+                stream.close();
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
+        } finally {
+            loader = null;
+            freed.countDown();
+            onClosed.accept(this);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+package dev.gdsloader.service;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.sampler.Partition;
+import dev.gdsloader.loader.sampler.Shuffle;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The prefetch service with host delivery: a real server on loopback, real clients, real shard files. */
+@Timeout(120)
+class PrefetchServiceTest {
+    private static final int[] SHARDS = {37, 50, 13};
+    private static final long RECORDS = 100;
+
+    @TempDir
+    Path root;
+    private PrefetchServer server;
+
+    @BeforeAll
+    static void leaks() {
+        NettyLeaks.install();
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        ServiceShards.write(root.resolve("train"), SHARDS);
+        server = PrefetchServer.builder(root).start();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        server.close();
+        NettyLeaks.check();
+    }
+
+    private PrefetchClient.Builder client() {
+        return PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8).path(ReadPath.HOST)
+                .timeout(Duration.ofSeconds(30));
+    }
+
+    /** Every record of one epoch on one rank, checked byte for byte; @return the record indices seen, in order. */
+    private static List<Long> epoch(PrefetchClient c, long expectedEpoch) {
+        List<Long> seen = new ArrayList<>();
+        long index = 0;
+        for (RemoteBatch b : c) {
+            try (b) {
+                assertEquals(expectedEpoch, b.epoch());
+                assertEquals(index++, b.index());
+                assertEquals(Delivery.HOST, b.delivery());
+                long[] rec = b.recordIndices();
+                RemoteColumn x = b.column("x");
+                assertEquals(DType.UINT8, x.dtype());
+                assertArrayEquals(new long[] {rec.length, ServiceShards.X_BYTES}, x.shape());
+                assertEquals((long) rec.length * ServiceShards.X_BYTES, x.bytes());
+                assertArrayEquals(ServiceShards.expected("x", rec), x.toByteArray(), "x of " + b);
+                RemoteColumn y = b.column("y");
+                assertEquals(DType.INT32, y.dtype());
+                ByteBuffer yb = y.hostBuffer();
+                byte[] ys = new byte[yb.remaining()];
+                yb.get(ys);
+                assertArrayEquals(ServiceShards.expected("y", rec), ys, "y of " + b);
+                for (long r : rec) {
+                    seen.add(r);
+                }
+            }
+        }
+        assertEquals(c.batchesPerEpoch(), index);
+        return seen;
+    }
+
+    @Test
+    void twoRanksGetDisjointRecordsCoveringTheDatasetExactlyOnceWithByteExactPayloads() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<List<List<Long>>>> ranks = new ArrayList<>();
+            for (int rank = 0; rank < 2; rank++) {
+                int r = rank;
+                ranks.add(pool.submit(() -> {
+                    try (PrefetchClient c = client().shuffle(Shuffle.GLOBAL, 7).ranks(r, 2, Partition.EXACT_ONCE).prefetchDepth(3).open()) {
+                        assertEquals("HOST", c.pathTaken());
+                        assertEquals(Delivery.HOST, c.delivery());
+                        return List.of(epoch(c, 0), epoch(c, 1));
+                    }
+                }));
+            }
+            List<List<Long>> r0 = ranks.get(0).get(60, TimeUnit.SECONDS);
+            List<List<Long>> r1 = ranks.get(1).get(60, TimeUnit.SECONDS);
+            for (int e = 0; e < 2; e++) {
+                BitSet seen = new BitSet();
+                for (List<Long> rank : List.of(r0.get(e), r1.get(e))) {
+                    for (long i : rank) {
+                        assertFalse(seen.get((int) i), "record " + i + " delivered twice in epoch " + e);
+                        seen.set((int) i);
+                    }
+                }
+                assertEquals(RECORDS, seen.cardinality(), "epoch " + e + " covers every record");
+                assertEquals(RECORDS, r0.get(e).size() + r1.get(e).size());
+            }
+            assertFalse(r0.get(0).equals(r0.get(1)), "a shuffled epoch 1 differs from epoch 0");
+        } finally {
+            pool.shutdownNow();
+        }
+        awaitSessions(0);
+    }
+
+    @Test
+    void aBadDatasetOrOptionGetsAnErrorNamingItAndTheServerKeepsServing() throws Exception {
+        var unknown = assertThrows(PrefetchServiceException.class, () -> client().dataset("nope").open());
+        assertTrue(unknown.getMessage().contains("unknown dataset 'nope'"), unknown.getMessage());
+        var outside = assertThrows(PrefetchServiceException.class, () -> client().dataset("../..").open());
+        assertTrue(outside.getMessage().contains("unknown dataset '../..'"), outside.getMessage());
+        var batch = assertThrows(PrefetchServiceException.class, () -> client().batchSize(0).open());
+        assertTrue(batch.getMessage().contains("batchSize"), batch.getMessage());
+        var depth = assertThrows(PrefetchServiceException.class, () -> client().prefetchDepth(65).open());
+        assertTrue(depth.getMessage().contains("prefetchDepth"), depth.getMessage());
+        var column = assertThrows(PrefetchServiceException.class, () -> client().columns("z").open());
+        assertTrue(column.getMessage().contains("'z'"), column.getMessage());
+        var ipc = assertThrows(PrefetchServiceException.class, () -> client().delivery(Delivery.CUDA_IPC).open());
+        assertTrue(ipc.getMessage().contains("CUDA_IPC needs batches in GPU memory"), ipc.getMessage());
+
+        try (PrefetchClient c = client().columns("y").open()) {
+            long n = 0;
+            for (RemoteBatch b : c) {
+                try (b) {
+                    assertEquals(List.of("y"), b.columns().stream().map(RemoteColumn::name).toList());
+                    n += b.records();
+                }
+            }
+            assertEquals(RECORDS, n);
+        }
+        awaitSessions(0);
+    }
+
+    @Test
+    void aFrameOfAnotherVersionOrAnUnknownOptionIsRefusedByName() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            var out = new DataOutputStream(s.getOutputStream());
+            var in = new DataInputStream(s.getInputStream());
+            write(out, "{\"version\":1,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"batchSize\":4,\"bogus\":1}}");
+            String err = read(in);
+            assertTrue(err.contains("\"ERROR\"") && err.contains("bogus"), err);
+            write(out, "{\"version\":1,\"type\":\"NEXT\",\"body\":{}}");
+            err = read(in);
+            assertTrue(err.contains("NEXT before OPEN"), err);
+            write(out, "{\"version\":99,\"type\":\"OPEN\",\"body\":{}}");
+            err = read(in);
+            assertTrue(err.contains("protocol version 99 is not supported") && err.contains("version 1"), err);
+        }
+        awaitSessions(0);
+        try (PrefetchClient c = client().open()) {
+            assertTrue(c.iterator().hasNext());
+        }
+    }
+
+    private static void write(DataOutputStream out, String header) throws Exception {
+        byte[] h = header.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(4 + h.length);
+        out.writeInt(h.length);
+        out.write(h);
+        out.flush();
+    }
+
+    private static String read(DataInputStream in) throws Exception {
+        int length = in.readInt();
+        int h = in.readInt();
+        byte[] header = new byte[h];
+        in.readFully(header);
+        in.skipNBytes(length - 4 - h);
+        return new String(header, StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aClientThatDisconnectsMidEpochFreesItsSession() throws Exception {
+        PrefetchClient c = client().prefetchDepth(2).open();
+        assertEquals(1, server.sessions());
+        Iterator<RemoteBatch> it = c.iterator();
+        it.next().close();
+        RemoteBatch held = it.next();
+        c.close();
+        held.close();
+        awaitSessions(0);
+        try (PrefetchClient again = client().open()) {
+            assertEquals(1, server.sessions());
+            assertTrue(again.iterator().hasNext());
+        }
+        awaitSessions(0);
+    }
+
+    @Test
+    void closingTheServerReturnsInBoundedTimeAndFreesEverySession() throws Exception {
+        PrefetchClient a = client().open();
+        PrefetchClient b = client().ranks(1, 2, Partition.EXACT_ONCE).open();
+        Iterator<RemoteBatch> ia = a.iterator();
+        RemoteBatch held = ia.next();
+        b.iterator().next().close();
+        assertEquals(2, server.sessions());
+        long t0 = System.nanoTime();
+        server.close();
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(millis < 5_000, "close took " + millis + " ms");
+        assertEquals(0, server.sessions());
+        server.close(); // idempotent
+        var e = assertThrows(PrefetchServiceException.class, ia::hasNext); // the server closed the connection
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        held.close();
+        a.close();
+        b.close();
+        assertThrows(java.io.IOException.class, () -> new Socket("127.0.0.1", server.port()).close(), "no longer listening");
+    }
+
+    private void awaitSessions(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (server.sessions() != n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(n, server.sessions(), "sessions still holding a loader");
+    }
+}
