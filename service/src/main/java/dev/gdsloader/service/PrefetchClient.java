@@ -288,13 +288,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             fetched.close();
             fetched = null;
         }
-        channel.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-        for (Object o; (o = inbox.poll()) != null; ) {
-            if (o instanceof Frame f) {
-                f.release();
-            }
-        }
+        // unmap before disconnecting: the server frees the slot buffers when the connection goes
         RuntimeException first = null;
         for (CudaIpc.DevicePointer p : mappings.values()) {
             try {
@@ -304,6 +298,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             }
         }
         mappings.clear();
+        channel.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        for (Object o; (o = inbox.poll()) != null; ) {
+            if (o instanceof Frame f) {
+                f.release();
+            }
+        }
         if (first != null) {
             throw first;
         }

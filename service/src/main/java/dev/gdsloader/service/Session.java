@@ -57,14 +57,11 @@ final class Session {
     private long servedInEpoch;
     private long nextId;
     private int pendingNext;
-    private final Map<Long, Lent> lent = new LinkedHashMap<>();
+    private final Map<Long, Batch> lent = new LinkedHashMap<>();
     private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
     private CudaStream stream;
     private PinnedBuffer staging;
     private boolean closed;
-
-    private record Lent(Batch batch, long position) {
-    }
 
     Session(String id, Channel channel, Path root, Consumer<Session> onClosed) {
         this.id = id;
@@ -224,9 +221,9 @@ final class Session {
                 continue;
             }
             Batch b = epoch.next();
-            long position = servedInEpoch++;
+            servedInEpoch++;
             try {
-                send(b, position);
+                send(b);
             } catch (RuntimeException e) {
                 b.close();
                 throw e;
@@ -235,21 +232,14 @@ final class Session {
     }
 
     /**
-     * A batch reuses the slot of the batch {@code slots} before it, so the next one can be taken only when
-     * the client no longer holds that one; a new epoch needs every batch back.
+     * The loader fills the next batch into whichever slot is free (its ring is a queue of free slots), so
+     * {@code next()} can only wait forever if the client holds every slot; a new epoch needs every batch back.
      */
     private boolean canAdvance() {
-        if (lent.isEmpty()) {
-            return true;
-        }
-        if (epoch == null) {
-            return false;
-        }
-        long oldestAllowed = servedInEpoch - loader.slots() + 1;
-        return lent.values().stream().allMatch(l -> l.position() >= oldestAllowed);
+        return epoch == null ? lent.isEmpty() : lent.size() < loader.slots();
     }
 
-    private void send(Batch b, long position) {
+    private void send(Batch b) {
         long idNow = nextId++;
         List<Messages.Column> cols = new ArrayList<>();
         if (delivery == Delivery.CUDA_IPC) {
@@ -259,7 +249,7 @@ final class Session {
                 String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
                 cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
             }
-            lent.put(idNow, new Lent(b, position));
+            lent.put(idNow, b);
             channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
             return;
         }
@@ -308,11 +298,11 @@ final class Session {
     }
 
     private void release(long batchId) {
-        Lent l = lent.remove(batchId);
-        if (l == null) {
+        Batch b = lent.remove(batchId);
+        if (b == null) {
             throw new IllegalArgumentException("RELEASE of batch id " + batchId + ", which this session has not lent (or was released already)");
         }
-        l.batch().close();
+        b.close();
         serve();
     }
 
@@ -329,8 +319,8 @@ final class Session {
         }
         closed = true;
         try {
-            for (Lent l : lent.values()) {
-                l.batch().close();
+            for (Batch b : lent.values()) {
+                b.close();
             }
             lent.clear();
             handles.clear();

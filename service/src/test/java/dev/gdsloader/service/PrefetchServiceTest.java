@@ -25,39 +25,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The prefetch service with host delivery: a real server on loopback, real clients, real shard files. */
 @Timeout(120)
-class PrefetchServiceTest {
-    private static final int[] SHARDS = {37, 50, 13};
-    private static final long RECORDS = 100;
-
-    @TempDir
-    Path root;
-    private PrefetchServer server;
-
-    @BeforeAll
-    static void leaks() {
-        NettyLeaks.install();
-    }
-
-    @BeforeEach
-    void start() throws Exception {
-        ServiceShards.write(root.resolve("train"), SHARDS);
-        server = PrefetchServer.builder(root).start();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        server.close();
-        NettyLeaks.check();
-    }
+class PrefetchServiceTest extends ServiceTestBase {
 
     private PrefetchClient.Builder client() {
         return PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8).path(ReadPath.HOST)
@@ -233,13 +206,5 @@ class PrefetchServiceTest {
         a.close();
         b.close();
         assertThrows(java.io.IOException.class, () -> new Socket("127.0.0.1", server.port()).close(), "no longer listening");
-    }
-
-    private void awaitSessions(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (server.sessions() != n && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertEquals(n, server.sessions(), "sessions still holding a loader");
     }
 }

@@ -1,0 +1,117 @@
+package dev.gdsloader.service;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * GPU delivery on a real GPU: the server (this JVM) lends its slot buffers as CUDA IPC handles to a client in a
+ * child JVM ({@link IpcChild}: CUDA cannot open a handle in the process that made it), which downloads every
+ * column from the mapped memory; the CRC32 of each column must match the shard files. Also host delivery from a
+ * device path (the server downloads the slot). Skips without a GPU.
+ */
+@Tag("gpu")
+@Timeout(300)
+class ServiceIpcGpuTest extends ServiceTestBase {
+
+    @BeforeAll
+    static void needsGpu() {
+        assumeTrue(Cuda.availability().available(), () -> "no GPU: " + Cuda.availability().reason());
+        CudaDevice.makeCurrent(0);
+    }
+
+    @Test
+    void aChildProcessReadsEveryBatchFromTheServersGpuMemoryThroughCudaIpc() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // the child needs the test classes and their dependencies: this JVM's class path (under surefire, a manifest jar)
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                IpcChild.class.getName(), "127.0.0.1", Integer.toString(server.port()), "train", "8", "BOUNCE", "2"));
+        Path out = root.resolve("child.out");
+        Path err = root.resolve("child.err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        boolean exited = p.waitFor(240, TimeUnit.SECONDS);
+        if (!exited) {
+            p.destroyForcibly();
+        }
+        String stderr = Files.readString(err, StandardCharsets.UTF_8);
+        assertTrue(exited, "child still running after 240 s; stderr:\n" + stderr);
+        assertEquals(0, p.exitValue(), "child failed; stderr:\n" + stderr);
+        List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        assertEquals("DONE CUDA_IPC BOUNCE", lines.getLast(), "stdout:\n" + String.join("\n", lines));
+        BitSet[] seen = {new BitSet(), new BitSet()};
+        long[] rec = null;
+        int batches = 0;
+        for (String line : lines) {
+            String[] f = line.split(" ");
+            if (f[0].equals("B")) {
+                rec = Arrays.stream(f[3].split(",")).mapToLong(Long::parseLong).toArray();
+                int e = Integer.parseInt(f[1]);
+                for (long r : rec) {
+                    assertTrue(!seen[e].get((int) r), "record " + r + " twice in epoch " + e);
+                    seen[e].set((int) r);
+                }
+                batches++;
+            } else if (f[0].equals("C")) {
+                byte[] expected = ServiceShards.expected(f[1], rec);
+                assertEquals(expected.length, Long.parseLong(f[2]), line);
+                assertEquals(ServiceShards.crc(expected), Long.parseLong(f[3]), "column " + f[1] + " of records " + Arrays.toString(rec));
+            }
+        }
+        assertEquals(2 * 13, batches);
+        assertEquals(RECORDS, seen[0].cardinality());
+        assertEquals(RECORDS, seen[1].cardinality());
+        awaitSessions(0); // the child's session was freed when it disconnected
+    }
+
+    @Test
+    void hostDeliveryFromADevicePathDownloadsEachSlotByteExact() {
+        try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8)
+                .path(ReadPath.BOUNCE).delivery(Delivery.AUTO).timeout(Duration.ofSeconds(60)).open()) {
+            assertEquals("BOUNCE", c.pathTaken());
+            assertEquals(Delivery.CUDA_IPC, c.delivery(), "AUTO picks CUDA_IPC for a GPU client on loopback");
+            // this client shares the server's process, where handles cannot be opened: below it asks for HOST
+        }
+        try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8)
+                .path(ReadPath.BOUNCE).delivery(Delivery.HOST).timeout(Duration.ofSeconds(60)).open()) {
+            assertEquals(Delivery.HOST, c.delivery());
+            long n = 0;
+            for (RemoteBatch b : c) {
+                try (b) {
+                    assertArrayEquals(ServiceShards.expected("x", b.recordIndices()), b.column("x").toByteArray());
+                    assertArrayEquals(ServiceShards.expected("y", b.recordIndices()), b.column("y").toByteArray());
+                    n += b.records();
+                }
+            }
+            assertEquals(RECORDS, n);
+        }
+    }
+
+    @Test
+    void openingAHandleInTheProcessThatMadeItFailsNamingTheRule() {
+        try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8)
+                .path(ReadPath.BOUNCE).delivery(Delivery.CUDA_IPC).timeout(Duration.ofSeconds(60)).open()) {
+            var it = c.iterator();
+            var e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, it::hasNext);
+            assertTrue(e.getMessage().contains("cannot open a handle in the process that created it"), e.toString());
+        }
+    }
+}

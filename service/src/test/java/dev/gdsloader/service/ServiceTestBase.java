@@ -1,0 +1,51 @@
+package dev.gdsloader.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A real server on loopback over a dataset {@code train} of {@link #RECORDS} records in three real shards
+ * ({@link ServiceShards}); after each test the server is closed and any Netty leak report fails the test.
+ */
+abstract class ServiceTestBase {
+    static final int[] SHARDS = {37, 50, 13};
+    static final long RECORDS = 100;
+
+    @TempDir
+    Path root;
+    PrefetchServer server;
+
+    @BeforeAll
+    static void leaks() {
+        NettyLeaks.install();
+    }
+
+    @BeforeEach
+    void startServer() throws Exception {
+        ServiceShards.write(root.resolve("train"), SHARDS);
+        server = PrefetchServer.builder(root).start();
+    }
+
+    @AfterEach
+    void stopServer() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+        NettyLeaks.check();
+    }
+
+    /** Waits up to 15 s for the server's session count to reach {@code n}. */
+    void awaitSessions(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (server.sessions() != n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(n, server.sessions(), "sessions still holding a loader");
+    }
+}
