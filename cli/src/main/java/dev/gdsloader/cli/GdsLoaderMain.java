@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
         subcommands = {DoctorCommand.class, GenerateCommand.class, ConvertCommand.class, BenchCommand.class,
             ChecksumCommand.class, OverlapCommand.class, RanksCommand.class,
             LatencyCommand.class, RandomCommand.class, AsyncReadCommand.class, SweepCommand.class, PlotCommand.class, InspectCommand.class, VerifyCommand.class,
+            ServeCommand.class,
             CommandLine.HelpCommand.class})
 public final class GdsLoaderMain {
     /** Held so the level set on it stays (java.util.logging keeps loggers weakly). */

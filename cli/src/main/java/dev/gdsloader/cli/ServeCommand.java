@@ -1,0 +1,38 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.service.PrefetchServer;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader serve}: the standalone prefetch service over the datasets under one directory, until the
+ * process is stopped (a shutdown hook closes the server: every session's loader freed).
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Serve the datasets under DATASET_ROOT to prefetch clients (dev.gdsloader.service.PrefetchClient): "
+                + "one loader per client session, batches delivered over TCP or, on the same host and GPU, as CUDA IPC handles. "
+                + "Prints the address it listens on; runs until stopped.")
+final class ServeCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "DATASET_ROOT", description = "directory whose datasets clients may open, by paths relative to it")
+    Path root;
+
+    @Option(names = "--port", defaultValue = "0", description = "TCP port; 0 picks a free one (printed) (default: ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--bind", defaultValue = "127.0.0.1",
+            description = "address to listen on; the protocol has no authentication, so loopback by default (default: ${DEFAULT-VALUE})")
+    String bind;
+
+    @Override
+    public Integer call() throws Exception {
+        PrefetchServer server = PrefetchServer.builder(root).bind(bind).port(port).start();
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));
+        System.out.println("gdsloader: serving " + server.root() + " on " + server.address().getHostString() + ":" + server.port());
+        System.out.flush();
+        server.awaitClose();
+        return 0;
+    }
+}
