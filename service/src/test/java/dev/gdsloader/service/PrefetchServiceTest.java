@@ -170,6 +170,15 @@ class PrefetchServiceTest extends ServiceTestBase {
     }
 
     @Test
+    void aClientInAnotherProcessAskingForCudaIpcWithoutAGpuPathIsToldWhyAndExits() throws Exception {
+        // the harness ServiceIpcGpuTest runs on the H200, exercised here: a child JVM on this class path
+        ChildJvm.Result child = ChildJvm.runIpcChild(root, 60, "127.0.0.1", Integer.toString(server.port()), "train", "8", "HOST", "1");
+        assertEquals(1, child.exitValue(), child.toString());
+        assertTrue(child.stderr().contains("delivery CUDA_IPC needs batches in GPU memory"), child.stderr());
+        awaitSessions(0);
+    }
+
+    @Test
     void aClientThatDisconnectsMidEpochFreesItsSession() throws Exception {
         PrefetchClient c = client().prefetchDepth(2).open();
         assertEquals(1, server.sessions());

@@ -8,15 +8,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.ReadPath;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -40,22 +36,9 @@ class ServiceIpcGpuTest extends ServiceTestBase {
 
     @Test
     void aChildProcessReadsEveryBatchFromTheServersGpuMemoryThroughCudaIpc() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        // the child needs the test classes and their dependencies: this JVM's class path (under surefire, a manifest jar)
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                IpcChild.class.getName(), "127.0.0.1", Integer.toString(server.port()), "train", "8", "BOUNCE", "2"));
-        Path out = root.resolve("child.out");
-        Path err = root.resolve("child.err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        boolean exited = p.waitFor(240, TimeUnit.SECONDS);
-        if (!exited) {
-            p.destroyForcibly();
-        }
-        String stderr = Files.readString(err, StandardCharsets.UTF_8);
-        assertTrue(exited, "child still running after 240 s; stderr:\n" + stderr);
-        assertEquals(0, p.exitValue(), "child failed; stderr:\n" + stderr);
-        List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        ChildJvm.Result child = ChildJvm.runIpcChild(root, 240, "127.0.0.1", Integer.toString(server.port()), "train", "8", "BOUNCE", "2");
+        assertEquals(0, child.exitValue(), "child failed or ran over 240 s; stderr:\n" + child.stderr());
+        List<String> lines = child.stdout();
         assertEquals("DONE CUDA_IPC BOUNCE", lines.getLast(), "stdout:\n" + String.join("\n", lines));
         BitSet[] seen = {new BitSet(), new BitSet()};
         long[] rec = null;
