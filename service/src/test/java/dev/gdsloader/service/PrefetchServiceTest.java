@@ -131,7 +131,7 @@ class PrefetchServiceTest extends ServiceTestBase {
     }
 
     @Test
-    void aFrameOfAnotherVersionOrAnUnknownOptionIsRefusedByName() throws Exception {
+    void aFrameOfAnotherVersionAnUnknownOptionOrBrokenFramingIsRefusedByName() throws Exception {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
             var out = new DataOutputStream(s.getOutputStream());
@@ -145,6 +145,17 @@ class PrefetchServiceTest extends ServiceTestBase {
             write(out, "{\"version\":99,\"type\":\"OPEN\",\"body\":{}}");
             err = read(in);
             assertTrue(err.contains("protocol version 99 is not supported") && err.contains("version 1"), err);
+        }
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            var out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(8);
+            out.writeInt(1_000_000); // a header longer than the frame
+            out.writeInt(0);
+            out.flush();
+            String err = read(new DataInputStream(s.getInputStream()));
+            assertTrue(err.contains("header length 1000000") && err.contains("\"fatal\":true"), err);
+            assertEquals(-1, s.getInputStream().read(), "the server closes a connection whose framing is broken");
         }
         awaitSessions(0);
         try (PrefetchClient c = client().open()) {
