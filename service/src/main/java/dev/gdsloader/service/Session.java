@@ -337,8 +337,8 @@ final class Session {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
         } finally {
             loader = null;
+            onClosed.accept(this); // first: whoever awaits "freed" must also see the session gone from the count
             freed.countDown();
-            onClosed.accept(this);
         }
     }
 }
