@@ -20,6 +20,9 @@ import java.util.List;
  */
 public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int ioThreads, long maxIoBytes,
                           int prefetchDepth, boolean dropCaches, boolean verify, int rounds, boolean directIo) {
+    /** The most {@code --rounds}: each round runs every path over the whole dataset. */
+    public static final int MAX_ROUNDS = 1000;
+
     /** @throws IllegalArgumentException if a size or count is not positive */
     public BenchConfig {
         if (batchBytes <= 0) {
@@ -35,8 +38,8 @@ public record BenchConfig(Path data, List<ReadPath> paths, long batchBytes, int 
         if (prefetchDepth < 1 || prefetchDepth > 64) {
             throw new IllegalArgumentException("--depth must be 1..64 slots, got " + prefetchDepth);
         }
-        if (rounds < 1) {
-            throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
+        if (rounds < 1 || rounds > MAX_ROUNDS) {
+            throw new IllegalArgumentException("--rounds must be 1.." + MAX_ROUNDS + ", got " + rounds);
         }
         paths = List.copyOf(paths);
     }

@@ -53,6 +53,11 @@ public final class RandomReadBench {
                     + ds.columns().stream().map(Column::name).toList());
         }
         Column col = ds.columns().get(0);
+        if (batchSize > col.recordCount()) { // a batch past the dataset would size slots and queues for records that do not exist
+            out.printf(Locale.ROOT, "note: --batch-size %d is more than the dataset's %d records; one batch holds all of them%n",
+                    batchSize, col.recordCount());
+            batchSize = (int) Math.max(1, col.recordCount());
+        }
         out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d, %s%n", col.recordCount(),
                 col.recordBytes(), col.shards().get(0).dataOffset(), threads, batchSize, dropCaches ? "cold" : "warm");
         out.printf(Locale.ROOT, "%-26s %12s %10s %10s%n", "reader", "records/s", "GB/s", "x ceiling");

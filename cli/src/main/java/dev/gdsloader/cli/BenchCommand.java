@@ -41,7 +41,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", description = "also write bench.json, bench.csv, bench.md and bench.png (GB/s by path) here")
     Path out;
 
-    @Option(names = "--quick", description = "a small run (128 MiB generated, 16 MiB batches) that ends in well under a minute without a GPU")
+    @Option(names = "--quick", description = "a small run (128 MiB generated, 16 MiB batches; --rounds still applies) that ends in well under a minute without a GPU")
     boolean quick;
 
     @picocli.CommandLine.Spec
@@ -52,7 +52,7 @@ final class BenchCommand implements Callable<Integer> {
         if (quick) {
             size = Math.min(size, 128L << 20);
             options.batchBytes = Math.min(options.batchBytes, 16L << 20);
-            options.rounds = 1;
+            // --rounds is honoured (default 1) and validated below like every other option
         }
         options.config(data != null ? data : Path.of(".")); // validates the options before anything is written
         options.requireGpuForPaths();

@@ -18,7 +18,12 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
         if (!m.matches()) {
             throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use e.g. 4096, 64KiB, 8MiB, 1GiB or 1GB");
         }
-        long n = Long.parseLong(m.group(1));
+        long n;
+        try {
+            n = Long.parseLong(m.group(1));
+        } catch (NumberFormatException e) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is too large (at most " + Long.MAX_VALUE + " bytes)");
+        }
         String u = m.group(2) == null ? "b" : m.group(2).toLowerCase(Locale.ROOT);
         boolean binary = u.contains("i") || u.length() == 1;
         long base = binary ? 1024 : 1000;
@@ -36,7 +41,7 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
         try {
             return Math.multiplyExact(n, mult);
         } catch (ArithmeticException e) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is too large");
+            throw new CommandLine.TypeConversionException("'" + value + "' is too large (at most " + Long.MAX_VALUE + " bytes)");
         }
     }
 

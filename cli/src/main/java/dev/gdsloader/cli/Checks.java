@@ -25,7 +25,7 @@ final class Checks {
      */
     static void range(String option, long value, long min, long max) {
         if (value < min || value > max) {
-            throw new IllegalArgumentException(option + " must be " + (max == Long.MAX_VALUE || max == Integer.MAX_VALUE
+            throw new IllegalArgumentException(option + " must be " + (max == Long.MAX_VALUE
                     ? ">= " + min : min + ".." + max) + ", got " + value);
         }
     }

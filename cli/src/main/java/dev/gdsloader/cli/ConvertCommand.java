@@ -51,6 +51,16 @@ final class ConvertCommand {
             if (java.nio.file.Files.exists(out) && !java.nio.file.Files.isDirectory(out)) {
                 throw new IllegalArgumentException("--out " + out + ": not a directory");
             }
+            java.util.Map<String, Path> targets = new java.util.HashMap<>(); // two inputs must not write the same shards
+            for (Path f : files) {
+                Path other = targets.putIfAbsent(IdxToNpy.target(f), f);
+                if (other != null) {
+                    throw new IllegalArgumentException(other.toAbsolutePath().normalize().equals(f.toAbsolutePath().normalize())
+                            ? f + ": given twice" : f + " and " + other + " both convert to " + out.resolve(IdxToNpy.target(f))
+                            + "-NNNNN shards: convert them into different --out directories");
+                }
+                IdxToNpy.checkOutput(f, out, overwrite, format);
+            }
             for (Path f : files) {
                 List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite, format);
                 System.out.println(f.getFileName() + " -> " + written.size() + " shards in "

@@ -30,6 +30,7 @@ public final class GdsLoaderMain {
         QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
         CommandLine cl = new CommandLine(new GdsLoaderMain());
         cl.setExecutionExceptionHandler(GdsLoaderMain::failed);
+        cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
         int status;
         try {
             status = cl.execute(args);
@@ -56,6 +57,83 @@ public final class GdsLoaderMain {
         return 2;
     }
 
+    /**
+     * The parameter-exception handler: instead of the whole usage text, one line
+     * {@code gdsloader COMMAND: OPTION: what was wrong, what is accepted} and a pointer to {@code --help}, exit 2.
+     *
+     * @param ex what picocli could not parse
+     * @param args the command line
+     * @return 2
+     */
+    static int badUsage(CommandLine.ParameterException ex, String[] args) {
+        CommandLine cmd = ex.getCommandLine();
+        java.io.PrintWriter err = cmd.getErr();
+        err.println(prefix(cmd) + ": " + usageMessage(ex));
+        err.println("(see " + prefix(cmd) + " --help)");
+        if (Boolean.getBoolean("gdsloader.debug")) {
+            ex.printStackTrace(err);
+        }
+        return 2;
+    }
+
+    private static final java.util.regex.Pattern INVALID = java.util.regex.Pattern.compile(
+            "Invalid value for (?:option|positional parameter at index \\S+) '?([^':]+?)'?(?: \\([^)]*\\))?: (.*)", java.util.regex.Pattern.DOTALL);
+    private static final java.util.regex.Pattern ENUM = java.util.regex.Pattern.compile(
+            "expected one of \\[(.*)\\] \\(case-sensitive\\) but was '(.*)'", java.util.regex.Pattern.DOTALL);
+    private static final java.util.regex.Pattern NOT_A = java.util.regex.Pattern.compile("'(.*)' is not an? (int|long|short|byte)");
+    private static final java.util.regex.Pattern CLASS_NAMES = java.util.regex.Pattern.compile(
+            "\\s*\\((?:java|javax|picocli|dev)\\.[^)]*\\)|(?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error): ?");
+
+    /** The option (or parameter) and what was wrong with it, without Java class names. */
+    static String usageMessage(CommandLine.ParameterException ex) {
+        String m = ex.getMessage() == null ? ex.toString() : ex.getMessage();
+        String option = null;
+        if (m.startsWith("Missing required parameter for option") && ex instanceof CommandLine.MissingParameterException mp
+                && !mp.getMissing().isEmpty()) {
+            return name(mp.getMissing().get(0)) + ": needs a value";
+        }
+        if (ex instanceof CommandLine.MissingParameterException mp && !mp.getMissing().isEmpty()) {
+            CommandLine.Model.ArgSpec a = mp.getMissing().get(0);
+            return name(a) + ": missing; " + (a.isOption() ? "this option is required" : "this argument is required");
+        }
+        if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
+            String first = u.getUnmatched().get(0);
+            return first + ": " + (first.startsWith("-") ? "unknown option" : "unexpected argument");
+        }
+        if (ex.getArgSpec() != null) {
+            option = name(ex.getArgSpec());
+        }
+        java.util.regex.Matcher im = INVALID.matcher(m);
+        String what = m;
+        if (im.matches()) {
+            option = option != null ? option : im.group(1);
+            what = im.group(2);
+        }
+        java.util.regex.Matcher em = ENUM.matcher(what);
+        if (em.matches()) {
+            what = "'" + em.group(2) + "' is not one of " + em.group(1) + " (upper case)";
+        }
+        java.util.regex.Matcher nm = NOT_A.matcher(what);
+        if (nm.matches()) {
+            String range = switch (nm.group(2)) {
+                case "long" -> Long.MIN_VALUE + ".." + Long.MAX_VALUE;
+                case "short" -> Short.MIN_VALUE + ".." + Short.MAX_VALUE;
+                case "byte" -> Byte.MIN_VALUE + ".." + Byte.MAX_VALUE;
+                default -> Integer.MIN_VALUE + ".." + Integer.MAX_VALUE;
+            };
+            what = "'" + nm.group(1) + "' is not a whole number in " + range;
+        }
+        if (what.startsWith("Missing required parameter for option")) {
+            what = "needs a value";
+        }
+        what = CLASS_NAMES.matcher(what).replaceAll("").strip();
+        return option != null && !what.startsWith(option + ":") ? option + ": " + what : what;
+    }
+
+    private static String name(CommandLine.Model.ArgSpec a) {
+        return a instanceof CommandLine.Model.OptionSpec o ? o.longestName() : a.paramLabel();
+    }
+
     /** {@code gdsloader convert idx}: the command's full name, starting with gdsloader. */
     static String prefix(CommandLine cmd) {
         String q = cmd.getCommandSpec().qualifiedName(" ");
@@ -64,25 +142,9 @@ public final class GdsLoaderMain {
 
     /** Says what went wrong in one line; file-system exceptions carry only a path, so the reason is added. */
     static String message(Throwable t) {
-        if (t instanceof java.nio.file.NoSuchFileException e) {
-            return e.getFile() + ": no such file or directory";
-        }
-        if (t instanceof java.nio.file.FileAlreadyExistsException e) {
-            return e.getFile() + ": already exists";
-        }
-        if (t instanceof java.nio.file.AccessDeniedException e) {
-            return e.getFile() + ": permission denied";
-        }
-        if (t instanceof java.nio.file.NotDirectoryException e) {
-            return e.getFile() + ": not a directory";
-        }
-        if (t instanceof java.nio.file.FileSystemException e && e.getReason() == null) {
-            return e.getFile() + ": " + e.getClass().getSimpleName();
-        }
         if (t instanceof OutOfMemoryError) {
             return "out of memory: " + t.getMessage() + " (use smaller sizes, or more heap with GDSLOADER_JAVA_OPTS=-Xmx...)";
         }
-        String m = t.getMessage();
-        return m == null ? t.toString() : m;
+        return dev.gdsloader.loader.ErrorMessages.of(t);
     }
 }

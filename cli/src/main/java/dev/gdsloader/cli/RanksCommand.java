@@ -22,7 +22,7 @@ final class RanksCommand implements Callable<Integer> {
     @Option(names = "--world", description = "ranks (default: every GPU, at least 2; ranks share GPUs when there are fewer)")
     Integer world;
 
-    @Option(names = "--path", defaultValue = "BOUNCE", description = "read path (default: ${DEFAULT-VALUE})")
+    @Option(names = "--path", defaultValue = "BOUNCE", description = "read path: GDS, BOUNCE or AUTO, each onto its rank's GPU (default: ${DEFAULT-VALUE})")
     ReadPath path;
 
     @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
@@ -31,6 +31,10 @@ final class RanksCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        if (path == ReadPath.HOST) { // ranks exist to place rank r on GPU r; HOST would run them all on no GPU
+            throw new IllegalArgumentException("--path HOST: ranks places rank r on GPU r; use GDS, BOUNCE or AUTO "
+                    + "(for host-memory loading without a GPU use bench --paths HOST)");
+        }
         if (world != null) {
             Checks.range("--world", world, 1, 1024);
         }

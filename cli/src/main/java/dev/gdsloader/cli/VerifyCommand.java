@@ -66,8 +66,8 @@ final class VerifyCommand implements Callable<Integer> {
             try {
                 for (RecordLayout l : Dataset.openShards(p, s.column())) {
                     if (l.dtype() != c.dtype() || !Arrays.equals(l.recordShape(), c.recordShape())) {
-                        out.add(p + ": holds " + l.dtype().safetensorsName() + " records of shape " + Arrays.toString(l.recordShape())
-                                + " in column '" + s.column() + "', but the manifest lists " + c.dtype().safetensorsName()
+                        out.add(p + ": holds " + l.dtype().name() + " records of shape " + Arrays.toString(l.recordShape())
+                                + " in column '" + s.column() + "', but the manifest lists " + c.dtype().name()
                                 + " " + Arrays.toString(c.recordShape()));
                         break;
                     }

@@ -28,6 +28,7 @@ record CommandRun(int exitCode, String out, String err) {
             cl.setOut(new PrintWriter(outStream, true));
             cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
             cl.setExecutionExceptionHandler(GdsLoaderMain::failed); // as the real main: one line, exit 2
+            cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
             code = cl.execute(args);
         } finally {
             System.out.flush();

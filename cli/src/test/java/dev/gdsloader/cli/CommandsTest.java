@@ -39,7 +39,7 @@ class CommandsTest {
     }
 
     /** IDX bytes: magic {@code 00 00 08 ndims} (unsigned byte), big-endian dims, data. */
-    private static byte[] idxUbyte(int[] dims, byte[] data) throws IOException {
+    static byte[] idxUbyte(int[] dims, byte[] data) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(4 + 4 * dims.length + data.length);
         b.put((byte) 0).put((byte) 0).put((byte) 0x08).put((byte) dims.length);
         for (int d : dims) {

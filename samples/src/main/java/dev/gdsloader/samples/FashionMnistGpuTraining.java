@@ -40,7 +40,7 @@ public final class FashionMnistGpuTraining {
     public static void main(String[] args) throws Exception {
         SampleMain.run("FashionMnistGpuTraining", "IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE [IO_THREADS]]]", 2, 5, args, a -> {
             int epochs = a.length > 2 ? SampleMain.positive("EPOCHS", a[2]) : 10;
-            ReadPath path = a.length > 3 ? ReadPath.valueOf(a[3].toUpperCase(Locale.ROOT)) : ReadPath.AUTO;
+            ReadPath path = a.length > 3 ? SampleMain.readPath("PATH", a[3], java.util.List.of(ReadPath.AUTO, ReadPath.GDS, ReadPath.BOUNCE)) : ReadPath.AUTO;
             int ioThreads = a.length > 4 ? SampleMain.positive("IO_THREADS", a[4]) : 4;
             double accuracy = train(Path.of(a[0]), Path.of(a[1]), epochs, path, ioThreads, System.out);
             System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", accuracy);

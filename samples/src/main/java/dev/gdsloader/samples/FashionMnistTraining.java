@@ -54,7 +54,7 @@ public final class FashionMnistTraining {
             throws IOException {
         FashionMnistShards.prepare(idxDir, work);
         Mlp model = new Mlp(7, 0.01f, 0.9f);
-        float loss = 0;
+        float loss = 0; // the last epoch's mean training loss
         double accuracy = 0;
         try (GdsLoader train = GdsLoader.builder(work.resolve("train")).batchSize(batchSize).path(ReadPath.HOST)
                 .shuffle(Shuffle.GLOBAL, 11).build();
@@ -64,6 +64,7 @@ public final class FashionMnistTraining {
             for (int e = 0; e < epochs; e++) {
                 long t0 = System.nanoTime();
                 long seen = 0;
+                double lossSum = 0; // sum of per-record losses: the epoch's mean, not the last minibatch's
                 for (Batch b : train) {
                     try (b) {
                         int n = 0;
@@ -79,7 +80,7 @@ public final class FashionMnistTraining {
                             y[n++] = labels.get(ValueLayout.JAVA_BYTE, i) & 0xff;
                         }
                         if (n > 0) {
-                            loss = model.train(x, y, n);
+                            lossSum += (double) model.train(x, y, n) * n; // train returns the batch's mean
                             seen += n;
                         }
                     }
@@ -87,6 +88,7 @@ public final class FashionMnistTraining {
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 double waited = train.stats().stallNanos() / 1e9;
                 accuracy = evaluate(model, test);
+                loss = seen == 0 ? 0 : (float) (lossSum / seen);
                 log.printf(Locale.ROOT, "epoch %d: loss %.4f, test accuracy %.4f, %.0f samples/s, waited for data %.1f%% of the epoch%n",
                         e, loss, accuracy, seen / seconds, 100 * waited / seconds);
             }

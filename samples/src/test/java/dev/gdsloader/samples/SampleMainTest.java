@@ -43,10 +43,10 @@ class SampleMainTest {
     void aBadNumberIsNamedWithoutAStackTrace() throws Exception {
         Run r = run(FashionMnistTraining.class, dir.toString(), dir.resolve("w").toString(), "abc");
         assertEquals(2, r.status(), r.output());
-        assertEquals("FashionMnistTraining: EPOCHS must be a whole number >= 1, got 'abc'", r.output().strip());
+        assertEquals("FashionMnistTraining: EPOCHS must be a whole number in 1..2147483647, got 'abc'", r.output().strip());
         r = run(FashionMnistTraining.class, dir.toString(), dir.resolve("w").toString(), "1", "-5");
         assertEquals(2, r.status(), r.output());
-        assertTrue(r.output().contains("MAX_TRAIN_RECORDS must be a whole number >= 1, got '-5'"), r.output());
+        assertTrue(r.output().contains("MAX_TRAIN_RECORDS must be a whole number in 1..2147483647, got '-5'"), r.output());
     }
 
     @Test
@@ -66,5 +66,31 @@ class SampleMainTest {
         assertTrue(r.output().startsWith("FashionMnistGpuTraining: needs a GPU: "), r.output());
         assertFalse(r.output().contains("\tat "), r.output());
         assertFalse(Files.exists(work), "nothing converted");
+    }
+
+    @Test
+    void aNumberPastTheIntRangeStatesTheRange() throws Exception {
+        Run r = run(FashionMnistTraining.class, dir.toString(), dir.resolve("w").toString(), "1", "99999999999");
+        assertEquals(2, r.status(), r.output());
+        assertEquals("FashionMnistTraining: MAX_TRAIN_RECORDS must be a whole number in 1..2147483647, got '99999999999'",
+                r.output().strip());
+    }
+
+    @Test
+    void aBadPathIsNamedWithTheValuesAccepted() throws Exception {
+        Run r = run(FashionMnistGpuTraining.class, dir.toString(), dir.resolve("w").toString(), "10", "WARP");
+        assertEquals(2, r.status(), r.output());
+        assertEquals("FashionMnistGpuTraining: PATH must be AUTO, GDS or BOUNCE, got 'WARP'", r.output().strip());
+    }
+
+    @Test
+    void aFileSystemErrorSaysWhyNotOnlyThePath() throws Exception {
+        Path file = Files.writeString(dir.resolve("plain"), "x");
+        Run r = run(FashionMnistTraining.class, file.resolve("sub").toString(), dir.resolve("w").toString(), "1");
+        assertEquals(2, r.status(), r.output());
+        String line = r.output().strip();
+        assertTrue(line.startsWith("FashionMnistTraining: "), line);
+        assertFalse(line.equals("FashionMnistTraining: " + file.resolve("sub")), "a reason after the path: " + line);
+        assertFalse(line.contains("\tat "), line);
     }
 }

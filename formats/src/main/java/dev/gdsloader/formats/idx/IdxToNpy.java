@@ -73,6 +73,38 @@ public final class IdxToNpy {
     }
 
     /**
+     * Where {@link #convert(Path, Path, long, boolean, ShardFormat)} would put an IDX file's shards, so a caller
+     * converting several files can refuse two that map to the same split and column before writing anything.
+     *
+     * @param idxFile the IDX file
+     * @return {@code <split>/<column>}, e.g. {@code train/images}
+     * @throws IllegalArgumentException if the file name gives no split and column
+     */
+    public static String target(Path idxFile) {
+        IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
+        return name.split() + "/" + name.column();
+    }
+
+    /**
+     * Checks, without writing or deleting anything, what {@link #convert(Path, Path, long, boolean, ShardFormat)}
+     * checks about the output: the manifest's format, and (unless {@code replace}) no shards of the column yet.
+     *
+     * @param idxFile the IDX file
+     * @param outDir the output root
+     * @param replace existing shards of the column would be replaced
+     * @param format the shard format
+     * @throws IOException naming the conflict
+     */
+    public static void checkOutput(Path idxFile, Path outDir, boolean replace, ShardFormat format) throws IOException {
+        IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
+        Path dir = outDir.resolve(name.split());
+        requireFormat(dir, name, format);
+        if (!replace) {
+            dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), false);
+        }
+    }
+
+    /**
      * Converts {@code idxFile} into shards of any format — {@code <column>-NNNNN.npy}, {@code .bin} (with its
      * sidecar), {@code .safetensors} (one tensor named after the column) or {@code .arrow} (one column) — and
      * adds them to the {@code dataset.json} manifest of {@code <outDir>/<split>} (created, or extended when it
@@ -95,13 +127,7 @@ public final class IdxToNpy {
         IdxFileName name = IdxFileName.parse(idxFile.getFileName().toString());
         IdxArray array = IdxReader.read(idxFile);
         Path dir = outDir.resolve(name.split());
-        Path manifest = dir.resolve(DatasetManifest.FILE_NAME);
-        if (Files.exists(manifest) && DatasetManifest.read(manifest).format() != format) {
-            // checked before anything is deleted: replacing one column would leave two formats in one directory
-            throw new IOException(manifest + " lists " + DatasetManifest.read(manifest).format().jsonName()
-                    + " shards; converting '" + name.column() + "' to " + format.jsonName()
-                    + " would mix formats in one directory: convert into another directory");
-        }
+        requireFormat(dir, name, format); // before anything is deleted
         dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), replace);
         Files.createDirectories(dir);
         long[] shape = array.shape();
@@ -149,6 +175,16 @@ public final class IdxToNpy {
                 ? new long[] {recordBytes / array.dtype().itemSize()} : recordShape;
         addToManifest(dir, format, name.column(), array.dtype(), listed, written, counts);
         return List.copyOf(written);
+    }
+
+    /** Refuses a split directory whose manifest lists another format: one column replaced would leave two formats. */
+    private static void requireFormat(Path dir, IdxFileName name, ShardFormat format) throws IOException {
+        Path manifest = dir.resolve(DatasetManifest.FILE_NAME);
+        if (Files.exists(manifest) && DatasetManifest.read(manifest).format() != format) {
+            throw new IOException(manifest + " lists " + DatasetManifest.read(manifest).format().jsonName()
+                    + " shards; converting '" + name.column() + "' to " + format.jsonName()
+                    + " would mix formats in one directory: convert into another directory");
+        }
     }
 
     /** Adds a column's shards to the directory's manifest, keeping the columns it already lists. */
