@@ -68,7 +68,7 @@ public final class PathSelector {
             return Optional.empty();
         }
         return Optional.of(decoded.get(0).decodeReason() + (decoded.size() == 1 ? ""
-                : " (and " + (decoded.size() - 1) + " more host-decoded shard runs)"));
+                : " (and " + (decoded.size() - 1) + " more host-decoded shard run" + (decoded.size() == 2 ? ")" : "s)")));
     }
 
     /**
