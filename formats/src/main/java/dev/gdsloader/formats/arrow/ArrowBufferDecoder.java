@@ -123,7 +123,7 @@ final class ArrowBufferDecoder {
                 }
             } catch (RuntimeException e) {
                 throw new FormatException(at.file(), at.offset(), at.name() + ": " + payload + " bytes of " + codec
-                        + " data declaring " + declared + " bytes", "bytes that do not decode: " + e, e);
+                        + " data declaring " + declared + " bytes", "bytes that do not decode as " + codec + " data", e);
             } finally {
                 if (in.refCnt() > 0) {
                     in.close(); // the codec closes its input only when it decoded it

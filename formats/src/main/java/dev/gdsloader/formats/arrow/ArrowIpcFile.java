@@ -64,7 +64,7 @@ public final class ArrowIpcFile {
             + "metadata length at offset 0";
 
     /** Per record batch: where its body starts, its rows, and its field nodes and buffers. */
-    private record BatchInfo(long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
+    private record BatchInfo(long messageOffset, long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
                              long[] bufferOffset, long[] bufferLength, CompressionUtil.CodecType codec) {
         boolean compressed() {
             return codec != CompressionUtil.CodecType.NO_COMPRESSION;
@@ -88,8 +88,10 @@ public final class ArrowIpcFile {
      *
      * @param file an Arrow IPC file
      * @return the file's structure
-     * @throws FormatException naming file and offset: the stream format, a bad magic, a footer or message that
-     *     does not fit the file or does not parse, a record batch past the end of the file
+     * @throws FormatException naming file and offset: a bad magic, a footer or message that does not fit the file
+     *     or does not parse, a schema without fields or with invalid type parameters, a record batch past the end of
+     *     the file or inconsistent with the schema or itself (field nodes longer than the batch, buffers too short for
+     *     an uncompressed column's rows), a stream without its end-of-stream marker
      * @throws IOException if the file cannot be read
      */
     public static ArrowIpcFile open(Path file) throws IOException {
@@ -128,13 +130,17 @@ public final class ArrowIpcFile {
                         String.valueOf(footerLength));
             }
             Footer footer;
-            Schema schema;
+            org.apache.arrow.flatbuf.Schema fbSchema;
             try {
                 footer = Footer.getRootAsFooter(ByteBuffer.wrap(read(ch, file, footerStart, footerLength)).order(ByteOrder.LITTLE_ENDIAN));
-                schema = Schema.convertSchema(footer.schema());
+                fbSchema = footer.schema();
             } catch (RuntimeException e) {
-                throw new FormatException(file, footerStart, "an Arrow footer (flatbuffer)", "bytes that do not parse: " + e);
+                throw unparsable(file, footerStart, "an Arrow footer (flatbuffer)", e);
             }
+            if (fbSchema == null) {
+                throw new FormatException(file, footerStart, "an Arrow footer with a schema", "a footer without one");
+            }
+            Schema schema = schema(file, footerStart, fbSchema);
             List<BatchInfo> batches = new ArrayList<>();
             List<long[]> blocks = new ArrayList<>();
             try {
@@ -148,10 +154,10 @@ public final class ArrowIpcFile {
                     blocks.add(new long[] {b.offset(), b.metaDataLength(), b.bodyLength()});
                 }
             } catch (RuntimeException e) {
-                throw new FormatException(file, footerStart, "an Arrow footer (flatbuffer)", "bytes that do not parse: " + e);
+                throw unparsable(file, footerStart, "an Arrow footer (flatbuffer)", e);
             }
             for (long[] b : blocks) {
-                batches.add(batch(ch, file, size, b[0], (int) b[1], b[2]));
+                batches.add(checked(file, schema, batch(ch, file, size, b[0], (int) b[1], b[2])));
             }
             return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
         }
@@ -159,8 +165,8 @@ public final class ArrowIpcFile {
 
     /**
      * Reads the IPC stream format by scanning its messages: a Schema message, then record batches, until the
-     * end-of-stream marker or the end of the file. Dictionary batches are refused (dictionary columns are not
-     * supported on the device path).
+     * end-of-stream marker, which must be there (a stream without it is refused as truncated). Dictionary batches are
+     * refused (dictionary columns are not supported on the device path).
      */
     private static ArrowIpcFile openStream(FileChannel ch, Path file, long size) throws IOException {
         Schema schema = null;
@@ -170,11 +176,13 @@ public final class ArrowIpcFile {
                     + STREAM_START);
         }
         long pos = 0;
-        // Ends at the end-of-stream marker (FF FF FF FF 00 00 00 00) or, without one, exactly at the end of the file
-        // after a whole message: Arrow Java's ArrowStreamReader accepts that too (MessageSerializer.readMessage in
-        // arrow-vector 19.0.0 returns null, the end of the stream, when no 4-byte length follows the last message).
-        // A partial message header is refused: bytes left that cannot hold a continuation marker and a length are
-        // a cut, not an end. (Arrow Java also ends quietly on 1-3 stray bytes; we refuse those as a truncation.)
+        // Ends at the end-of-stream marker (FF FF FF FF 00 00 00 00), which must be there. Arrow Java's
+        // ArrowStreamReader also ends quietly, without one, when the file ends right after a whole message
+        // (MessageSerializer.readMessage in arrow-vector 19.0.0); we are stricter on purpose: a stream cut exactly at a
+        // message boundary would otherwise lose its last record batches silently, and this loader promises that
+        // nothing is truncated silently. pyarrow's and Arrow Java's writers always write the marker on close, so a
+        // stream without it is one whose writer did not finish. A partial message header is refused too.
+        boolean ended = false;
         while (pos < size) {
             if (size - pos < 8) {
                 throw new FormatException(file, pos, "a message header or the end-of-stream marker (8 bytes: continuation "
@@ -187,7 +195,8 @@ public final class ArrowIpcFile {
                 throw new FormatException(file, pos, "a message continuation marker FF FF FF FF", Integer.toHexString(marker));
             }
             if (length == 0) {
-                break; // end-of-stream marker
+                ended = true; // end-of-stream marker
+                break;
             }
             if (length < 0 || length > MAX_METADATA_BYTES || pos + 8 + length > size) {
                 throw new FormatException(file, pos + 4, "message metadata that fits the file of " + size + " bytes", length + " bytes");
@@ -201,31 +210,48 @@ public final class ArrowIpcFile {
                 bodyLength = m.bodyLength();
                 type = m.headerType();
             } catch (RuntimeException e) {
-                throw new FormatException(file, pos + 8, "an Arrow message (flatbuffer)", "bytes that do not parse: " + e);
+                throw unparsable(file, pos + 8, "an Arrow message (flatbuffer)", e);
             }
             long bodyOffset = pos + 8 + length;
             if (bodyLength < 0 || bodyOffset > size - bodyLength) {
                 throw new FormatException(file, pos, "a message body inside the file of " + size + " bytes", bodyLength + " bytes");
             }
             if (type == MessageHeader.Schema) {
-                try {
-                    schema = Schema.convertSchema((org.apache.arrow.flatbuf.Schema) m.header(new org.apache.arrow.flatbuf.Schema()));
-                } catch (RuntimeException e) {
-                    throw new FormatException(file, pos + 8, "an Arrow schema (flatbuffer)", "bytes that do not parse: " + e);
+                if (schema != null) {
+                    throw new FormatException(file, pos, "one Schema message, at the start of the stream", "a second one");
                 }
+                org.apache.arrow.flatbuf.Schema fbSchema;
+                try {
+                    fbSchema = (org.apache.arrow.flatbuf.Schema) m.header(new org.apache.arrow.flatbuf.Schema());
+                } catch (RuntimeException e) {
+                    throw unparsable(file, pos + 8, "an Arrow schema (flatbuffer)", e);
+                }
+                if (fbSchema == null) {
+                    throw new FormatException(file, pos + 8, "a Schema message with a schema", "a message without one");
+                }
+                schema = schema(file, pos + 8, fbSchema);
             } else if (type == MessageHeader.RecordBatch) {
                 if (schema == null) {
                     throw new FormatException(file, pos, "a Schema message before the first record batch", "a record batch");
                 }
-                batches.add(batch(ch, file, size, pos, 8 + length, bodyLength));
+                batches.add(checked(file, schema, batch(ch, file, size, pos, 8 + length, bodyLength)));
             } else if (type == MessageHeader.DictionaryBatch) {
                 throw new FormatException(file, pos, "no dictionary batches: dictionary-encoded columns are not supported on "
                         + "the device path");
+            } else {
+                throw new FormatException(file, pos + 8, "a Schema, RecordBatch or DictionaryBatch message", "message type "
+                        + type);
             }
             pos = bodyOffset + bodyLength;
         }
         if (schema == null) {
             throw new FormatException(file, 0, "an Arrow IPC stream starting with a Schema message", "none");
+        }
+        if (!ended) {
+            throw new FormatException(file, pos, "the end-of-stream marker (continuation 0xFFFFFFFF and a 0x00000000 "
+                    + "length)", "the end of the file after " + (batches.isEmpty() ? "the schema and no record batches"
+                    : batches.size() + (batches.size() == 1 ? " record batch" : " record batches"))
+                    + " (truncated? the writer did not finish)");
         }
         return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
     }
@@ -257,7 +283,7 @@ public final class ArrowIpcFile {
         } catch (FormatException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new FormatException(file, offset, "a record batch message (flatbuffer)", "bytes that do not parse: " + e);
+            throw unparsable(file, offset, "a record batch message (flatbuffer)", e);
         }
         long[] nodeLength;
         long[] nullCount;
@@ -288,6 +314,9 @@ public final class ArrowIpcFile {
                 bufLength[i] = rb.buffers(i).length();
             }
             rows = rb.length();
+            if (rows < 0) {
+                throw new FormatException(file, offset, "a record batch length of at least 0 rows", rows + " rows");
+            }
             BodyCompression bc = rb.compression();
             if (bc != null && bc.method() != BodyCompressionMethod.BUFFER) {
                 throw new FormatException(file, offset, "body compression method BUFFER (0)", "method " + bc.method());
@@ -300,7 +329,7 @@ public final class ArrowIpcFile {
         } catch (FormatException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new FormatException(file, offset, "a record batch message (flatbuffer)", "bytes that do not parse: " + e);
+            throw unparsable(file, offset, "a record batch message (flatbuffer)", e);
         }
         for (int i = 0; i < bufOffset.length; i++) {
             if (bufOffset[i] < 0 || bufLength[i] < 0 || bufOffset[i] > bodyLength - bufLength[i]) {
@@ -308,7 +337,155 @@ public final class ArrowIpcFile {
                         bufLength[i] + " bytes at body offset " + bufOffset[i]);
             }
         }
-        return new BatchInfo(bodyOffset, bodyLength, rows, nodeLength, nullCount, bufOffset, bufLength, codec);
+        return new BatchInfo(offset, bodyOffset, bodyLength, rows, nodeLength, nullCount, bufOffset, bufLength, codec);
+    }
+
+    /**
+     * A flatbuffer that does not parse: what was expected where, without the Java exception's class or message in the
+     * text (it is the cause).
+     */
+    private static FormatException unparsable(Path file, long offset, String expected, RuntimeException e) {
+        return new FormatException(file, offset, expected, "bytes that do not parse as one", e);
+    }
+
+    /** Converts and checks a schema: at least one field, and every type's parameters in range. */
+    private static Schema schema(Path file, long offset, org.apache.arrow.flatbuf.Schema fb) throws FormatException {
+        Schema schema;
+        try {
+            schema = Schema.convertSchema(fb);
+        } catch (RuntimeException e) {
+            throw unparsable(file, offset, "an Arrow schema (flatbuffer)", e);
+        }
+        if (schema.getFields().isEmpty()) {
+            throw new FormatException(file, offset, "a schema with at least one field", "a schema of none");
+        }
+        for (Field f : schema.getFields()) {
+            checkField(file, offset, f);
+        }
+        return schema;
+    }
+
+    private static void checkField(Path file, long offset, Field f) throws FormatException {
+        if (f.getName() == null) {
+            throw new FormatException(file, offset, "a name for every field", "a field of type " + f.getType()
+                    + " without one");
+        }
+        String where = "field '" + f.getName() + "': ";
+        ArrowType t = f.getType();
+        if (t instanceof ArrowType.Int i && i.getBitWidth() != 8 && i.getBitWidth() != 16 && i.getBitWidth() != 32
+                && i.getBitWidth() != 64) {
+            throw new FormatException(file, offset, where + "an Int bit width of 8, 16, 32 or 64", "a bit width of "
+                    + i.getBitWidth());
+        }
+        if (t instanceof ArrowType.FixedSizeList l) {
+            if (l.getListSize() < 0) {
+                throw new FormatException(file, offset, where + "a FixedSizeList size of at least 0", "a size of "
+                        + l.getListSize());
+            }
+            if (f.getChildren().size() != 1) {
+                throw new FormatException(file, offset, where + "a FixedSizeList with one child field", f.getChildren().size()
+                        + " child fields");
+            }
+        }
+        if (t instanceof ArrowType.FixedSizeBinary b && b.getByteWidth() < 0) {
+            throw new FormatException(file, offset, where + "a FixedSizeBinary width of at least 0 bytes", "a width of "
+                    + b.getByteWidth());
+        }
+        for (Field c : f.getChildren()) {
+            checkField(file, offset, c);
+        }
+    }
+
+    /**
+     * Checks a record batch's metadata against the schema and itself, so that a damaged file is refused at open (by the
+     * loader and by {@code inspect}) rather than read short or past its data: field nodes and buffers for every field,
+     * every top-level column as long as the batch, a FixedSizeList's child {@code length x size} elements, and (for an
+     * uncompressed body) every fixed-width column's buffers long enough for its length. Sizes are computed exactly; a
+     * size beyond 64 bits is reported as damage.
+     */
+    private static BatchInfo checked(Path file, Schema schema, BatchInfo info) throws FormatException {
+        long at = info.messageOffset();
+        int needNodes = 0;
+        int needBuffers = 0;
+        for (Field f : schema.getFields()) {
+            needNodes += nodes(f);
+            needBuffers += buffers(f);
+        }
+        if (info.nodeLength().length < needNodes || info.bufferOffset().length < needBuffers) {
+            throw new FormatException(file, at, "a record batch with " + needNodes + " field nodes and " + needBuffers
+                    + " buffers for the schema", info.nodeLength().length + " field nodes and " + info.bufferOffset().length
+                    + " buffers");
+        }
+        int node = 0;
+        int buffer = 0;
+        try {
+            for (Field f : schema.getFields()) {
+                String where = "column '" + f.getName() + "': ";
+                long length = info.nodeLength()[node];
+                if (length != info.rows()) {
+                    throw new FormatException(file, at, where + "a field node of the record batch's " + info.rows() + " rows",
+                            length + " rows");
+                }
+                ArrowType t = f.getType();
+                long childLength = 0;
+                if (f.getDictionary() != null) {
+                    node += nodes(f);
+                    buffer += buffers(f);
+                    continue; // its indices; refused by name where it is read
+                }
+                if (t instanceof ArrowType.FixedSizeList l) {
+                    childLength = Math.multiplyExact(length, l.getListSize());
+                    if (info.nodeLength()[node + 1] != childLength) {
+                        throw new FormatException(file, at, where + "a child of " + childLength + " elements (" + length
+                                + " rows x list size " + l.getListSize() + ")", info.nodeLength()[node + 1] + " elements");
+                    }
+                }
+                if (!info.compressed()) {
+                    checkBuffers(file, info, f, node, buffer, length, childLength);
+                }
+                node += nodes(f);
+                buffer += buffers(f);
+            }
+        } catch (ArithmeticException e) {
+            throw new FormatException(file, at, "record batch sizes that fit 64 bits", "sizes that overflow", e);
+        }
+        return info;
+    }
+
+    /**
+     * An uncompressed column's buffers must hold its length, by the batch reader's rule ({@link #column}): validity
+     * (may be empty without nulls), offsets (may be empty at 0 rows), fixed-width values; computed exactly.
+     */
+    private static void checkBuffers(Path file, BatchInfo info, Field f, int node, int buffer, long length, long childLength)
+            throws FormatException {
+        ArrowType t = f.getType();
+        long nulls = info.nullCount()[node];
+        checkBuffer(file, info, f, buffer, "validity", Math.ceilDiv(length, 8), nulls == 0);
+        if (t instanceof ArrowType.FixedSizeList && f.getChildren().size() == 1 && bitWidth(f.getChildren().get(0).getType()) > 0) {
+            int bits = bitWidth(f.getChildren().get(0).getType());
+            checkBuffer(file, info, f, buffer + 1, "child validity", Math.ceilDiv(childLength, 8), info.nullCount()[node + 1] == 0);
+            checkBuffer(file, info, f, buffer + 2, "child values", bits == 1 ? Math.ceilDiv(childLength, 8)
+                    : Math.multiplyExact(childLength, bits / 8), false);
+        } else if (t instanceof ArrowType.FixedSizeBinary b) {
+            checkBuffer(file, info, f, buffer + 1, "values", Math.multiplyExact(length, b.getByteWidth()), false);
+        } else if (bitWidth(t) > 0) {
+            checkBuffer(file, info, f, buffer + 1, "values", bitWidth(t) == 1 ? Math.ceilDiv(length, 8)
+                    : Math.multiplyExact(length, bitWidth(t) / 8), false);
+        } else if (ArrowBatchLayout.Column.offsetWidth(t) > 0) {
+            checkBuffer(file, info, f, buffer + 1, "offsets", Math.multiplyExact(Math.addExact(length, 1),
+                    ArrowBatchLayout.Column.offsetWidth(t)), length == 0);
+        }
+        // other types: the batch reader refuses them by name
+    }
+
+    private static void checkBuffer(Path file, BatchInfo info, Field f, int index, String what, long need,
+                                    boolean mayBeEmpty) throws FormatException {
+        long length = info.bufferLength()[index];
+        if (need > 0 && length < need && !(mayBeEmpty && length == 0)) {
+            throw new FormatException(file, Math.addExact(info.bodyOffset(), info.bufferOffset()[index]), "column '"
+                    + f.getName() + "': a " + what + " buffer (buffer " + index + ") of at least " + need + " bytes for "
+                    + info.rows() + " rows" + (mayBeEmpty ? " (or none)" : ""), length + " bytes");
+        }
     }
 
     private static byte[] read(FileChannel ch, Path file, long offset, int length) throws IOException {
@@ -444,9 +621,16 @@ public final class ArrowIpcFile {
                         + "delivered to the device yet");
             }
         }
-        long recordBytes = Math.multiplyExact(dtype.itemSize(), shape.length == 0 ? 1 : shape[0]);
         long rows = info.nodeLength()[node];
-        long need = Math.multiplyExact(rows, recordBytes);
+        long recordBytes;
+        long need;
+        try {
+            recordBytes = Math.multiplyExact(dtype.itemSize(), shape.length == 0 ? 1 : shape[0]);
+            need = Math.multiplyExact(rows, recordBytes);
+        } catch (ArithmeticException e) {
+            throw new FormatException(file, at, where + ": values of at most " + Long.MAX_VALUE + " bytes", rows + " rows of "
+                    + dtype.itemSize() + " x " + (shape.length == 0 ? 1 : shape[0]) + " bytes", e);
+        }
         long valuesAt = at + info.bufferOffset()[values];
         if (info.compressed()) {
             if (need > HostDecodedRecords.MAX_DECODED_BYTES) {
@@ -595,6 +779,9 @@ public final class ArrowIpcFile {
 
     /** Field nodes of a field in pre-order: itself and its descendants (Arrow columnar format, "Buffer layout"). */
     private static int nodes(Field f) {
+        if (f.getDictionary() != null) {
+            return 1; // a dictionary-encoded field is its indices in the batch; the values are in the dictionary batch
+        }
         int n = 1;
         for (Field c : f.getChildren()) {
             n += nodes(c);
@@ -604,6 +791,9 @@ public final class ArrowIpcFile {
 
     /** Buffers of a field and its descendants, from Arrow Java's own layout table ({@link TypeLayout}). */
     private static int buffers(Field f) {
+        if (f.getDictionary() != null) {
+            return 2; // validity and the integer indices
+        }
         int n = TypeLayout.getTypeBufferCount(f.getType());
         for (Field c : f.getChildren()) {
             n += buffers(c);

@@ -172,7 +172,7 @@ class ArrowIpcFileTest {
     }
 
     @Test
-    void aStreamCutInsideItsEndMarkerIsRefusedAndOneWithoutAnyEndMarkerIsReadAsArrowJavaDoes() throws IOException {
+    void aStreamCutInsideItsEndMarkerOrWithoutAnyEndMarkerIsRefused() throws IOException {
         Path good = write(dir.resolve("g.arrows"), true, -1, 2, 3);
         long size = Files.size(good);
         for (int cut = 1; cut <= 7; cut++) {
@@ -183,21 +183,21 @@ class ArrowIpcFileTest {
                     + (8 - cut == 1 ? "1 byte" : (8 - cut) + " bytes") + " left at the end of the file", e.getMessage());
             assertEquals(size - 8, e.offset());
         }
-        // no end-of-stream marker at all, the file ending right after the last whole message: Arrow Java's
-        // ArrowStreamReader reads both batches and ends there, and so do we
+        // no end-of-stream marker at all, the file ending right after the last whole message. Arrow Java's
+        // ArrowStreamReader reads both batches and ends there quietly; we refuse it: a stream cut at a message boundary
+        // looks just like this, and would lose its last batches silently. Writers always write the marker on close.
         Path noEos = truncated(good, "noeos.arrows", size - 8);
         try (BufferAllocator alloc = new RootAllocator();
              ArrowStreamReader r = new ArrowStreamReader(FileChannel.open(noEos), alloc)) {
             assertTrue(r.loadNextBatch());
-            assertEquals(2, r.getVectorSchemaRoot().getRowCount());
             assertTrue(r.loadNextBatch());
-            assertEquals(3, r.getVectorSchemaRoot().getRowCount());
             assertEquals(false, r.loadNextBatch());
         }
-        ArrowIpcFile a = ArrowIpcFile.open(noEos);
-        assertEquals(2, a.batchCount());
-        assertEquals(3, a.rows(1));
-        assertArrayEquals(new byte[] {2, 3, 4}, bytes(a.records("label", 1)));
+        FormatException e = assertThrows(FormatException.class, () -> ArrowIpcFile.open(noEos));
+        assertEquals(noEos + ": at byte offset " + (size - 8) + ": expected the end-of-stream marker (continuation "
+                + "0xFFFFFFFF and a 0x00000000 length), found the end of the file after 2 record batches (truncated? the "
+                + "writer did not finish)", e.getMessage());
+        assertEquals(size - 8, e.offset());
     }
 
     @Test

@@ -40,15 +40,22 @@ public final class Dataset {
             + " or " + EXTENSIONS.get(EXTENSIONS.size() - 1);
 
     private final Path root;
+    /** What messages name: the one shard file of a dataset that is one file, else {@link #root}. */
+    private final Path where;
     private final List<Column> columns;
 
     private Dataset(Path root, List<Column> columns) {
+        this(root, root, columns);
+    }
+
+    private Dataset(Path root, Path where, List<Column> columns) {
         this.root = root;
+        this.where = where;
         this.columns = List.copyOf(columns);
         long n = columns.get(0).recordCount();
         for (Column c : columns) {
             if (c.recordCount() != n) {
-                throw new IllegalArgumentException(root + ": column '" + c.name() + "' has " + c.recordCount()
+                throw new IllegalArgumentException(where + ": column '" + c.name() + "' has " + c.recordCount()
                         + " records but column '" + columns.get(0).name() + "' has " + n);
             }
         }
@@ -89,7 +96,11 @@ public final class Dataset {
             if (kinds.size() > 1) {
                 throw new IOException(dirOrFile + ": mixes shard formats " + kinds + ": one format per dataset directory");
             }
-            return new Dataset(dirOrFile, columnsOf(group(dirOrFile, files, true, c -> true)));
+            Map<String, List<RecordLayout>> all = group(dirOrFile, files, true, c -> true);
+            for (String c : all.keySet()) {
+                requireBatches(dirOrFile, false, files, all, c);
+            }
+            return new Dataset(dirOrFile, columnsOf(all));
         }
         return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
     }
@@ -124,18 +135,21 @@ public final class Dataset {
      *     record counts
      */
     public static Dataset ofShards(Path root, List<Path> files, List<String> columns) throws IOException {
+        // a dataset of one file: messages name that file, not the directory it is in
+        Path where = files.size() == 1 ? files.get(0) : root;
         Map<String, List<RecordLayout>> all = group(root, files, false, columns.isEmpty() ? c -> true : columns::contains);
-        if (columns.isEmpty()) {
-            return new Dataset(root, columnsOf(all));
+        List<String> names = columns.isEmpty() ? List.copyOf(all.keySet()) : columns;
+        for (String name : names) {
+            if (!all.containsKey(name)) {
+                throw new IllegalArgumentException(where + ": no column '" + name + "'; columns are " + List.copyOf(all.keySet()));
+            }
+            requireBatches(where, files.size() == 1, files, all, name);
         }
         List<Column> kept = new ArrayList<>();
-        for (String name : columns) {
-            if (!all.containsKey(name)) {
-                throw new IllegalArgumentException(root + ": no column '" + name + "'; columns are " + List.copyOf(all.keySet()));
-            }
+        for (String name : names) {
             kept.add(new Column(name, all.get(name)));
         }
-        return new Dataset(root, kept);
+        return new Dataset(root, where, kept);
     }
 
     /**
@@ -145,6 +159,20 @@ public final class Dataset {
      */
     private static boolean isShardName(Path p) {
         return extension(p) != null && !p.getFileName().toString().startsWith(".");
+    }
+
+    /** Arrow files of a schema and no record batches give a column no runs: say so, not "column 'x' has no shards". */
+    private static void requireBatches(Path where, boolean oneFile, List<Path> files, Map<String, List<RecordLayout>> all,
+                                       String column) throws IOException {
+        if (all.get(column).isEmpty() && !files.isEmpty() && files.stream().allMatch(Dataset::isArrow)) {
+            throw new IOException(where + ": " + (oneFile ? "has" : "its Arrow files have")
+                    + " a schema (columns " + List.copyOf(all.keySet()) + ") but no record batches: no records to load");
+        }
+    }
+
+    private static boolean isArrow(Path p) {
+        String n = p.getFileName().toString();
+        return n.endsWith(".arrow") || n.endsWith(".arrows");
     }
 
     private static String extension(Path p) {
@@ -354,7 +382,7 @@ public final class Dataset {
      */
     public Column column(String name) {
         return columns.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
-                new IllegalArgumentException(root + ": no column '" + name + "'; columns are "
+                new IllegalArgumentException(where + ": no column '" + name + "'; columns are "
                         + columns.stream().map(Column::name).toList()));
     }
 
@@ -377,6 +405,6 @@ public final class Dataset {
         if (names.isEmpty()) {
             return this;
         }
-        return new Dataset(root, names.stream().map(this::column).toList());
+        return new Dataset(root, where, names.stream().map(this::column).toList());
     }
 }
