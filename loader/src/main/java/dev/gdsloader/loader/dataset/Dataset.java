@@ -80,6 +80,9 @@ public final class Dataset {
      *     dtype or record shape
      */
     public static Dataset open(Path dirOrFile) throws IOException {
+        if (!Files.exists(dirOrFile) && !Files.isSymbolicLink(dirOrFile)) {
+            throw new java.nio.file.NoSuchFileException(dirOrFile.toString(), null, "no such file or directory");
+        }
         if (Files.isDirectory(dirOrFile)) {
             Path manifest = dirOrFile.resolve(DatasetManifest.FILE_NAME);
             if (Files.exists(manifest)) {

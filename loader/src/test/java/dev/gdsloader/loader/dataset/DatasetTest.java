@@ -57,6 +57,14 @@ class DatasetTest {
     }
 
     @Test
+    void aMissingPathIsNoSuchFileNotANonRegularFile() {
+        Path missing = dir.resolve("nonexistent");
+        java.nio.file.NoSuchFileException e = assertThrows(java.nio.file.NoSuchFileException.class, () -> Dataset.open(missing));
+        assertEquals(missing.toString(), e.getFile());
+        assertEquals("no such file or directory", e.getReason());
+    }
+
+    @Test
     void globalRecordsMapToShardsSkippingEmptyOnes() throws IOException {
         TestShards.writeImages(dir, 7, 13, 0, 1, 19);
         Column c = Dataset.open(dir).column("images");
