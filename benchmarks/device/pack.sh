@@ -46,6 +46,8 @@ rm -rf "$tmp"
 # export libraries stay behind
 rm -f .device/lib/pdfbox-*.jar .device/lib/fontbox-*.jar .device/lib/graphics2d-*.jar \
       .device/lib/VectorGraphics2D-*.jar .device/lib/animated-gif-lib-*.jar
+# JMH and what only it needs: the JMH benchmarks run on the build machine, never on the GPU machine
+rm -f .device/lib/jmh-core-*.jar .device/lib/jopt-simple-*.jar .device/lib/commons-math3-*.jar
 # zstd-jni (Arrow's ZSTD codec) ships natives for 18 platforms (7 MiB): keep linux/amd64's
 for z in .device/lib/zstd-jni-*.jar; do
   [ -e "$z" ] || continue

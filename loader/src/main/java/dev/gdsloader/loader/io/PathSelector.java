@@ -154,8 +154,12 @@ public final class PathSelector {
      * Decides {@code AUTO} for a data directory: no GPU gives HOST; cuFile with true GPUDirect DMA there
      * (nvidia-fs) gives GDS; else BOUNCE. cuFile's compat mode gives BOUNCE too: compat mode is cuFile's own POSIX
      * read through its pinned bounce buffers, and on the H200 machine the loader's bounce path matched or beat it
-     * in every measurement ({@code BENCHMARKS.md}: cold reads, overlap with compute, two ranks, the Fashion-MNIST
-     * sample). An explicit {@link ReadPath#GDS} still uses cuFile in either mode.
+     * in every measurement where both read the same way ({@code BENCHMARKS.md}: cold reads, overlap with compute,
+     * two ranks from the page cache, the Fashion-MNIST sample). Compat mode reads through the page cache even on a
+     * handle opened with {@code O_DIRECT}, so against a bounce path forced to {@code O_DIRECT} it can win on warm
+     * data ({@code bench --quick}, warm: 2.40 against 1.45 GB/s); the bounce path's default
+     * ({@link DirectIoPolicy}) reads a dataset that fits in memory through the page cache too. An explicit
+     * {@link ReadPath#GDS} still uses cuFile in either mode.
      *
      * @param dataDir directory the shards live in (a small probe file is registered there)
      * @return the decision; never throws
