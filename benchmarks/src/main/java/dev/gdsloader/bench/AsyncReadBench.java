@@ -1,5 +1,6 @@
 package dev.gdsloader.bench;
 
+import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
@@ -266,20 +267,9 @@ public final class AsyncReadBench {
             List<AutoCloseable> all = new ArrayList<>(reads);
             all.addAll(registered);
             all.addAll(cuda);
-            RuntimeException first = null;
-            for (AutoCloseable c : all) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    if (first == null) {
-                        first = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
+            Exception first = Closeables.closeAll(all.toArray(AutoCloseable[]::new));
             if (first != null) {
-                throw first;
+                throw first instanceof RuntimeException re ? re : new IllegalStateException(first);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.gdsloader.samples;
 
+import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.Cublas;
@@ -205,24 +206,10 @@ final class GpuMlp implements AutoCloseable {
      */
     @Override
     public void close() {
-        IllegalStateException first = null;
         AutoCloseable drain = memory != null && !memory.isClosed() ? stream::synchronize : null;
-        for (AutoCloseable c : new AutoCloseable[] {drain, kernels, blas, host, memory}) {
-            if (c == null) {
-                continue;
-            }
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = new IllegalStateException("freeing the GPU model failed", e);
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
+        Exception first = Closeables.closeAll(drain, kernels, blas, host, memory);
         if (first != null) {
-            throw first;
+            throw new IllegalStateException("freeing the GPU model failed", first); // later failures: suppressed on it
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.arrow;
 
+import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
@@ -457,25 +458,11 @@ public final class ArrowBatchReader implements AutoCloseable {
             current.invalidate();
         }
         CudaStream s = stream;
-        RuntimeException first = null;
-        for (AutoCloseable c : new AutoCloseable[] {s == null ? null : (AutoCloseable) s::synchronize, registration,
-                device, pinned, host, stream, cufile, posix}) {
-            if (c == null) {
-                continue;
-            }
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e instanceof RuntimeException re ? re
-                            : new IllegalStateException(ipc.file() + ": closing the Arrow batch reader failed", e);
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
+        Exception first = Closeables.closeAll(s == null ? null : (AutoCloseable) s::synchronize, registration,
+                device, pinned, host, stream, cufile, posix);
         if (first != null) {
-            throw first;
+            throw first instanceof RuntimeException re ? re
+                    : new IllegalStateException(ipc.file() + ": closing the Arrow batch reader failed", first);
         }
     }
 

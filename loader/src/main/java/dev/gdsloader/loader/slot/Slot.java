@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.slot;
 
+import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
@@ -7,8 +8,6 @@ import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.cufile.CuFileBufferRegistration;
 import dev.gdsloader.posix.AlignedMemory;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * One entry of the prefetch ring: the memory one batch lands in, plus the stream its copies run on and
@@ -137,32 +136,10 @@ public final class Slot implements AutoCloseable {
             return;
         }
         closed = true;
-        List<AutoCloseable> order = new ArrayList<>();
-        order.add(registration);
-        order.add(stream == null ? null : (AutoCloseable) stream::synchronize);
-        order.add(released);
-        order.add(ready);
-        order.add(stream);
-        order.add(device);
-        order.add(pinned);
-        order.add(packed);
-        order.add(hostTarget);
-        order.add(hostStaging);
-        RuntimeException first = null;
-        for (AutoCloseable c : order) {
-            if (c == null) {
-                continue;
-            }
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = new IllegalStateException("slot " + index + ": freeing failed: " + e.getMessage(), e);
-                }
-            }
-        }
+        Exception first = Closeables.closeAll(registration, stream == null ? null : (AutoCloseable) stream::synchronize,
+                released, ready, stream, device, pinned, packed, hostTarget, hostStaging);
         if (first != null) {
-            throw first;
+            throw new IllegalStateException("slot " + index + ": freeing failed: " + first.getMessage(), first);
         }
     }
 
