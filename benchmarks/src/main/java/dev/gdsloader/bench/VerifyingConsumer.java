@@ -2,6 +2,7 @@ package dev.gdsloader.bench;
 
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
+import dev.gdsloader.loader.HostReadback;
 import java.util.zip.CRC32C;
 
 /**

@@ -1,6 +1,6 @@
 package dev.gdsloader.cli;
 
-import dev.gdsloader.bench.HostReadback;
+import dev.gdsloader.loader.HostReadback;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.ReadPath;

@@ -2,12 +2,11 @@ package dev.gdsloader.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.gdsloader.cuda.CudaEvent;
-import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
-import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.HostReadback;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
@@ -59,8 +58,7 @@ final class Session {
     private int pendingNext;
     private final Map<Long, Batch> lent = new LinkedHashMap<>();
     private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
-    private CudaStream stream;
-    private PinnedBuffer staging;
+    private HostReadback readback;
     private boolean closed;
 
     Session(String id, Channel channel, Path root, Consumer<Session> onClosed) {
@@ -282,19 +280,11 @@ final class Session {
 
     /** Device path with host delivery: the column comes down through a pinned staging buffer. */
     private void download(Batch b, ColumnView c, ByteBuf payload) {
-        if (stream == null) {
-            stream = CudaStream.create();
+        if (readback == null) {
+            readback = new HostReadback(Math.max(4096, c.bytes()), true);
         }
-        if (staging == null || staging.size() < c.bytes()) {
-            if (staging != null) {
-                staging.close();
-            }
-            staging = PinnedBuffer.allocate(Math.max(4096, c.bytes()));
-        }
-        b.awaitOn(stream);
-        stream.copyToHost(staging, 0, c.deviceBuffer().orElseThrow(), c.deviceOffset(), c.bytes());
-        stream.synchronize();
-        payload.writeBytes(staging.segment().asSlice(0, c.bytes()).asByteBuffer());
+        readback.await(b);
+        payload.writeBytes(readback.bytes(c).asByteBuffer());
     }
 
     private void release(long batchId) {
@@ -327,11 +317,8 @@ final class Session {
             if (loader != null) {
                 loader.close();
             }
-            if (staging != null) {
-                staging.close();
-            }
-            if (stream != null) {
-                stream.close();
+            if (readback != null) {
+                readback.close();
             }
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);

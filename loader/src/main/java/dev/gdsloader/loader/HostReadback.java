@@ -1,23 +1,23 @@
-package dev.gdsloader.bench;
+package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.PinnedBuffer;
-import dev.gdsloader.loader.Batch;
-import dev.gdsloader.loader.ColumnView;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Brings batch columns back to the host for checking: device columns are copied into a pinned buffer on
- * the reader's own stream after it waited for the batch's ready event; host columns are returned as they
- * are. Owns its stream and pinned buffer; not thread-safe.
+ * Brings batch columns back to the host (to check them, or to send them on): device columns are copied into a
+ * pinned buffer on the reader's own stream after it waited for the batch's ready event; host columns are returned
+ * as they are. The pinned buffer grows to the largest column asked for. Owns its stream and pinned buffer; not
+ * thread-safe.
  */
 public final class HostReadback implements AutoCloseable {
     private final CudaStream stream;
-    private final PinnedBuffer back;
+    private PinnedBuffer back;
 
     /**
-     * @param maxColumnBytes the largest column view it will copy, bytes
+     * @param maxColumnBytes the largest column view it is expected to copy, bytes (larger ones grow the buffer)
      * @param device whether the batches are on the device (allocates a stream and pinned memory)
+     * @throws dev.gdsloader.cuda.CudaException if the stream or the pinned memory cannot be allocated
      */
     public HostReadback(long maxColumnBytes, boolean device) {
         this.stream = device ? CudaStream.create() : null;
@@ -38,10 +38,15 @@ public final class HostReadback implements AutoCloseable {
     /**
      * @param v a column of a batch passed to {@link #await}
      * @return its bytes in host memory, valid until the next call
+     * @throws dev.gdsloader.cuda.CudaException if a larger pinned buffer cannot be allocated or the copy fails
      */
     public MemorySegment bytes(ColumnView v) {
         if (!v.onDevice()) {
             return v.hostSegment();
+        }
+        if (v.bytes() > back.size()) { // the previous copy was waited for: the old buffer is idle
+            back.close();
+            back = PinnedBuffer.allocate(v.bytes());
         }
         stream.copyToHost(back, 0, v.deviceBuffer().orElseThrow(), v.deviceOffset(), v.bytes());
         stream.synchronize();
