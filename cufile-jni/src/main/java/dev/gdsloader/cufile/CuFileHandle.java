@@ -165,11 +165,6 @@ public final class CuFileHandle implements AutoCloseable {
         }
     }
 
-    /** @return the cuFile handle, for the other calls of this package */
-    CUfileHandle_t nativeHandle() {
-        return handle;
-    }
-
     /** Deregisters the handle and closes the file, once. */
     @Override
     public void close() {

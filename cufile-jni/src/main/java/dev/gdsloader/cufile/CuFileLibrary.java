@@ -82,7 +82,7 @@ public final class CuFileLibrary {
     }
 
     /**
-     * @param symbol a C function name, e.g. {@code cuFileReadAsync}
+     * @param symbol a C function name, e.g. {@code cuFileGetVersion}
      * @return true if the installed libcufile exports it (and so may be called)
      */
     public boolean exports(String symbol) {
