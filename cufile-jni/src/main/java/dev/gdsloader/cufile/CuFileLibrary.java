@@ -30,7 +30,7 @@ public final class CuFileLibrary {
     public static final String SONAME = "libcufile.so.0";
 
     private static final List<String> REQUIRED = List.of("cuFileDriverOpen", "cuFileHandleRegister",
-            "cuFileHandleDeregister", "cuFileBufRegister", "cuFileBufDeregister", "cuFileRead", "cuFileWrite",
+            "cuFileHandleDeregister", "cuFileBufRegister", "cuFileBufDeregister", "cuFileRead",
             "cuFileDriverGetProperties");
 
     private final SymbolLookup lookup;
