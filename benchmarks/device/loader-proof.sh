@@ -1,8 +1,7 @@
 #!/bin/bash
 # The loader's measurements on the GPU machine: overlap of I/O with the consumer's GPU compute, random reads
 # under a global shuffle against O_DIRECT pread threads, one loader per GPU as ranks of one job (two GPUs on
-# nvidia-h200-x2; ranks share the GPU otherwise), time to first batch and heap allocation per batch, and
-# cuFileReadAsync on streams against threaded cuFileRead (gdsloader asyncread).
+# nvidia-h200-x2; ranks share the GPU otherwise), time to first batch and heap allocation per batch.
 # Pack first: benchmarks/device/pack.sh
 set -u
 source "$(dirname "$0")/common.sh"
@@ -23,7 +22,6 @@ for rec in 4096 65536; do
   echo "=== random reads, $rec-byte records, cold"; gdsq random --drop-caches "$work/r$rec"
   rm -rf "$work/r$rec"
 done
-echo "=== asyncread: cuFileReadAsync on K streams vs N threads of cuFileRead, warm page cache then O_DIRECT"; drop; gdsq asyncread --rounds 3 "$work/g2"
 for p in BOUNCE GDS; do
   echo "=== ranks, $p"; gdsq ranks --path $p "$work/g2"
 done

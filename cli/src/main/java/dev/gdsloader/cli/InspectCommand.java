@@ -89,17 +89,15 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /**
-     * Prints one record batch as the batch reader reads it ({@code ArrowBatchReader}): the body's extent in the file, the
-     * 4 KiB-aligned range of its one read, and per column its buffers as (offset within the body + length, bytes), as the
-     * metadata gives them (stored, compressed sizes for an LZ4/ZSTD body), or why the batch reader refuses the column.
+     * Prints one record batch's layout ({@link ArrowIpcFile#batchLayout(int, List)}): the body's extent in the file and
+     * per column its buffers as (offset within the body + length, bytes), as the metadata gives them (stored, compressed
+     * sizes for an LZ4/ZSTD body), or why the column has no buffer layout.
      */
     static void buffers(ArrowIpcFile a, int b) throws java.io.IOException {
         ArrowBatchLayout body = a.batchLayout(b, List.of());
-        long start = body.bodyOffset() & -4096L;
-        long end = (body.bodyOffset() + body.bodyLength() + 4095) & -4096L;
-        System.out.printf(Locale.ROOT, "  batch %d body bytes %d..%d (%d bytes%s); one read of bytes %d..%d%n", b,
+        System.out.printf(Locale.ROOT, "  batch %d body bytes %d..%d (%d bytes%s)%n", b,
                 body.bodyOffset(), body.bodyOffset() + body.bodyLength(), body.bodyLength(),
-                body.compressed() ? ", " + body.codec() : "", start, end);
+                body.compressed() ? ", " + body.codec() : "");
         for (String c : a.columns()) {
             try {
                 ArrowBatchLayout.Column col = a.batchLayout(b, List.of(c)).columns().get(0);
@@ -111,7 +109,7 @@ final class InspectCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "  batch %d %-8s %s, %d nulls, buffers %s%n", b, c, col.type(), col.nullCount(),
                         bufs);
             } catch (dev.gdsloader.formats.FormatException e) {
-                System.out.printf(Locale.ROOT, "  batch %d %-8s no batch-reader view: %s%n", b, c, e.getMessage());
+                System.out.printf(Locale.ROOT, "  batch %d %-8s no buffer layout: %s%n", b, c, e.getMessage());
             }
         }
     }

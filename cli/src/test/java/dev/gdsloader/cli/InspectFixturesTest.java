@@ -41,8 +41,9 @@ class InspectFixturesTest {
         assertEquals(0, r.exitCode(), r.toString());
         dev.gdsloader.formats.arrow.ArrowBatchLayout l = dev.gdsloader.formats.arrow.ArrowIpcFile.open(f).batchLayout(1);
         assertTrue(r.out().contains("  batch 1 body bytes " + l.bodyOffset() + ".." + (l.bodyOffset() + l.bodyLength())
-                + " (" + l.bodyLength() + " bytes); one read of bytes " + (l.bodyOffset() & -4096L) + ".."), r.toString());
-        dev.gdsloader.formats.arrow.ArrowBatchLayout.Column name = l.column("name");
+                + " (" + l.bodyLength() + " bytes)" + System.lineSeparator()), r.toString());
+        dev.gdsloader.formats.arrow.ArrowBatchLayout.Column name = l.columns().stream()
+                .filter(c -> c.name().equals("name")).findFirst().orElseThrow();
         assertTrue(r.out().contains("  batch 1 name     Utf8, " + name.nullCount() + " nulls, buffers VALIDITY "
                 + name.buffers().get(0).offset() + "+" + name.buffers().get(0).length() + ", OFFSETS "
                 + name.buffers().get(1).offset() + "+" + name.buffers().get(1).length() + ", VALUES "

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.formats.npy.NpyShard;
@@ -183,23 +182,6 @@ class OptionChecksTest {
                 somedir.toString());
         assertOneLineError(r, "gdsloader convert idx", somedir + ": a directory");
         assertFalse(Files.exists(dir.resolve("X")), r.toString());
-    }
-
-    @Test
-    void asyncreadOnAFifoSaysWhatItIsInOneLineWithoutTheUsage() throws Exception {
-        Path fifo = dir.resolve("fifo");
-        Process p;
-        try {
-            p = new ProcessBuilder("mkfifo", fifo.toString()).start();
-        } catch (IOException e) {
-            assumeTrue(false, "no mkfifo here: " + e.getMessage());
-            return;
-        }
-        assumeTrue(p.waitFor() == 0 && Files.exists(fifo), "mkfifo failed");
-        CommandRun r = CommandRun.execute(new AsyncReadCommand(), fifo.toString());
-        assertOneLineError(r, "gdsloader asyncread", fifo + ": not a regular file or directory");
-        CommandRun bad = CommandRun.execute(new AsyncReadCommand(), "--threads", "0", fifo.toString());
-        assertOneLineError(bad, "gdsloader asyncread", "--threads");
     }
 
     @Test

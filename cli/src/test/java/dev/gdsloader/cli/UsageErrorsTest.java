@@ -40,7 +40,6 @@ class UsageErrorsTest {
                 "too large");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--paths", "FOO"), "bench", "--paths", "'FOO'", "GDS, BOUNCE, HOST");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--threads", "abc"), "bench", "--threads", "'abc'", "whole number");
-        assertUsageError(CommandRun.execute(new AsyncReadCommand(), "--modes", "FOO", dir.toString()), "asyncread", "--modes", "'FOO'");
         assertUsageError(CommandRun.execute(new RanksCommand()), "ranks", "<data>", "missing");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--work-dir"), "bench", "--work-dir", "needs a value");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--nope"), "bench", "--nope", "unknown option");

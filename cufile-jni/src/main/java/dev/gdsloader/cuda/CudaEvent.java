@@ -1,7 +1,6 @@
 package dev.gdsloader.cuda;
 
 import jcuda.runtime.JCuda;
-import jcuda.runtime.cudaError;
 
 /**
  * A CUDA event without timing ({@code cudaEventDisableTiming}): a marker recorded on a stream that other
@@ -48,20 +47,6 @@ public final class CudaEvent extends NativeResource {
     public void synchronize() {
         checkOpen();
         Cuda.check(JCuda.cudaEventSynchronize(event), "cudaEventSynchronize");
-    }
-
-    /**
-     * @return true if the recorded work is done ({@code cudaEventQuery}); never blocks
-     * @throws CudaException if the work failed
-     */
-    public boolean isComplete() {
-        checkOpen();
-        int rc = JCuda.cudaEventQuery(event);
-        if (rc == cudaError.cudaErrorNotReady) {
-            return false;
-        }
-        Cuda.check(rc, "cudaEventQuery");
-        return true;
     }
 
     /** @return the raw {@code cudaEvent_t} value, to pass to other native libraries */

@@ -14,12 +14,11 @@ import org.bytedeco.cuda.global.cufile;
 /**
  * A file registered with cuFile ({@code cuFileHandleRegister}) for reads straight into GPU memory.
  *
- * <p>The file is opened with {@code O_DIRECT} where the filesystem allows it, else buffered (tmpfs
- * refuses {@code O_DIRECT} with {@code EINVAL}; cuFile then works in compatibility mode), or buffered by
- * choice through {@link #registerBuffered}. The handle owns
+ * <p>The file is opened read-only, with {@code O_DIRECT} where the filesystem allows it, else buffered (tmpfs
+ * refuses {@code O_DIRECT} with {@code EINVAL}; cuFile then works in compatibility mode). The handle owns
  * its file descriptor: {@link #close()} deregisters, then closes the descriptor, once.
  *
- * <p>{@link #read} and {@link #write} may be called from many threads at once (cuFile I/O on one handle
+ * <p>{@link #read} may be called from many threads at once (cuFile I/O on one handle
  * is thread-safe); {@code close()} must not race with them.
  */
 public final class CuFileHandle implements AutoCloseable {
@@ -44,38 +43,8 @@ public final class CuFileHandle implements AutoCloseable {
      * @throws IOException if the file cannot be opened
      */
     public static CuFileHandle register(Path path) throws IOException {
-        return register(path, false);
-    }
-
-    /**
-     * Opens {@code path} (read-write and created if missing when {@code writable}) and registers it.
-     *
-     * @param path the file
-     * @param writable whether {@link #write} will be used
-     * @return the registered handle, owned by the caller
-     * @throws CuFileException if the driver is unavailable or registration fails, as {@link #register(Path)}
-     * @throws IOException if the file cannot be opened
-     */
-    public static CuFileHandle register(Path path, boolean writable) throws IOException {
-        return register(path, writable, true);
-    }
-
-    /**
-     * Opens {@code path} read-only without {@code O_DIRECT} and registers it, so that cuFile's reads (in
-     * compatibility mode, its POSIX reads) are served from the page cache when the data is there.
-     *
-     * @param path the file
-     * @return the registered handle, owned by the caller
-     * @throws CuFileException if the driver is unavailable or registration fails, as {@link #register(Path)}
-     * @throws IOException if the file cannot be opened
-     */
-    public static CuFileHandle registerBuffered(Path path) throws IOException {
-        return register(path, false, false);
-    }
-
-    private static CuFileHandle register(Path path, boolean writable, boolean preferDirect) throws IOException {
         CuFileDriver driver = CuFileDriver.get();
-        PosixFile file = writable ? PosixFile.openForReadWrite(path, preferDirect) : PosixFile.openForRead(path, preferDirect);
+        PosixFile file = PosixFile.openForRead(path, true);
         CUfileDescr_t descr = new CUfileDescr_t();
         try {
             descr.type(cufile.CU_FILE_HANDLE_TYPE_OPAQUE_FD);
@@ -130,28 +99,6 @@ public final class CuFileHandle implements AutoCloseable {
     }
 
     /**
-     * Writes {@code bytes} bytes from {@code src} at {@code srcOffset} to the file at {@code fileOffset}
-     * ({@code cuFileWrite}, synchronous). The handle must have been registered writable
-     * ({@link #register(Path, boolean)}).
-     *
-     * @param src device buffer
-     * @param srcOffset byte offset in {@code src}
-     * @param bytes number of bytes
-     * @param fileOffset byte offset in the file
-     * @return bytes written
-     * @throws CuFileException naming the file, offset, length and decoded error
-     */
-    public long write(DeviceBuffer src, long srcOffset, long bytes, long fileOffset) throws CuFileException {
-        checkRange(src, srcOffset, bytes);
-        long n = cufile.cuFileWrite(handle, JavaCppPointers.at(src.address()), bytes, fileOffset, srcOffset);
-        if (n < 0) {
-            throw new CuFileException(file.path() + ": cuFileWrite of " + bytes + " bytes at offset " + fileOffset
-                    + " failed: " + CuFileErrors.describeIoReturn(n), n);
-        }
-        return n;
-    }
-
-    /**
      * @throws IllegalStateException if this handle is closed
      * @throws IndexOutOfBoundsException if {@code bytes} at {@code offset} fall outside {@code buf}
      */
@@ -163,11 +110,6 @@ public final class CuFileHandle implements AutoCloseable {
             throw new IndexOutOfBoundsException(file.path() + ": " + bytes + " bytes at device offset " + offset
                     + " do not fit a device buffer of " + buf.size() + " bytes");
         }
-    }
-
-    /** @return the cuFile handle, for the other calls of this package */
-    CUfileHandle_t nativeHandle() {
-        return handle;
     }
 
     /** Deregisters the handle and closes the file, once. */

@@ -30,7 +30,7 @@ public final class CuFileLibrary {
     public static final String SONAME = "libcufile.so.0";
 
     private static final List<String> REQUIRED = List.of("cuFileDriverOpen", "cuFileHandleRegister",
-            "cuFileHandleDeregister", "cuFileBufRegister", "cuFileBufDeregister", "cuFileRead", "cuFileWrite",
+            "cuFileHandleDeregister", "cuFileBufRegister", "cuFileBufDeregister", "cuFileRead",
             "cuFileDriverGetProperties");
 
     private final SymbolLookup lookup;
@@ -82,7 +82,7 @@ public final class CuFileLibrary {
     }
 
     /**
-     * @param symbol a C function name, e.g. {@code cuFileReadAsync}
+     * @param symbol a C function name, e.g. {@code cuFileGetVersion}
      * @return true if the installed libcufile exports it (and so may be called)
      */
     public boolean exports(String symbol) {

@@ -21,10 +21,6 @@ final class Libc {
     }
 
     static final int O_RDONLY = 0;
-    static final int O_WRONLY = 1;
-    static final int O_RDWR = 2;
-    static final int O_CREAT = 0100;
-    static final int O_TRUNC = 01000;
     static final int O_CLOEXEC = 02000000;
     /** x86_64 value; aarch64 uses 0200000. */
     static final int O_DIRECT = isAarch64() ? 0200000 : 040000;
@@ -41,12 +37,6 @@ final class Libc {
             ERRNO, Linker.Option.firstVariadicArg(2));
     static final MethodHandle PREAD = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pread").orElseThrow(),
-            // the buffer is passed as a raw address (a long): no segment object per call on the hot path
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
-                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
-            ERRNO);
-    static final MethodHandle PWRITE = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("pwrite").orElseThrow(),
             // the buffer is passed as a raw address (a long): no segment object per call on the hot path
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),

@@ -7,8 +7,8 @@ import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A file descriptor opened read-only (or for writing, to make test files), optionally with
- * {@code O_DIRECT}, read with positional {@code pread} straight into native memory.
+ * A file descriptor opened read-only, optionally with {@code O_DIRECT}, read with positional {@code pread}
+ * straight into native memory.
  *
  * <p>With {@code O_DIRECT} the page cache is bypassed and the kernel requires the buffer address, the
  * file offset and the length to be multiples of the device's logical block size (this loader always
@@ -52,19 +52,6 @@ public final class PosixFile implements AutoCloseable {
         return openPreferDirect(path, Libc.O_RDONLY | Libc.O_CLOEXEC, 0, preferDirect);
     }
 
-    /**
-     * Opens {@code path} for reading and writing, creating it (mode 0644) if missing, never truncating;
-     * with {@code preferDirect}, {@code O_DIRECT} where the filesystem allows, as {@link #openForRead}.
-     *
-     * @param path the file
-     * @param preferDirect whether to try {@code O_DIRECT}
-     * @return the open file, owned by the caller
-     * @throws IOException naming the file and the errno
-     */
-    public static PosixFile openForReadWrite(Path path, boolean preferDirect) throws IOException {
-        return openPreferDirect(path, Libc.O_RDWR | Libc.O_CREAT | Libc.O_CLOEXEC, 0644, preferDirect);
-    }
-
     private static PosixFile openPreferDirect(Path path, int flags, int mode, boolean preferDirect) throws IOException {
         if (preferDirect) {
             try {
@@ -77,18 +64,6 @@ public final class PosixFile implements AutoCloseable {
             }
         }
         return new PosixFile(path, open(path, flags, mode), false, "buffered (O_DIRECT not requested)");
-    }
-
-    /**
-     * Creates or truncates {@code path} for writing, buffered (mode 0644).
-     *
-     * @param path the file
-     * @return the open file, owned by the caller
-     * @throws IOException naming the file and the errno
-     */
-    public static PosixFile openForWrite(Path path) throws IOException {
-        return new PosixFile(path, open(path, Libc.O_RDWR | Libc.O_CREAT | Libc.O_TRUNC | Libc.O_CLOEXEC, 0644),
-                false, "buffered write");
     }
 
     private static int open(Path path, int flags, int mode) throws IOException {
@@ -157,22 +132,6 @@ public final class PosixFile implements AutoCloseable {
     public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {
         java.util.Objects.checkFromIndexSize(offset, length, base.byteSize());
         return transfer(Libc.PREAD, "pread", base.address() + offset, length, fileOffset);
-    }
-
-    /**
-     * Writes all of {@code src} at {@code fileOffset}, retrying on {@code EINTR} and partial writes.
-     *
-     * @param src native source
-     * @param fileOffset byte offset in the file, &ge; 0
-     * @return bytes written, always {@code src.byteSize()}
-     * @throws IOException naming the file, offset, length and errno
-     */
-    public long write(MemorySegment src, long fileOffset) throws IOException {
-        long n = transfer(Libc.PWRITE, "pwrite", src.address(), src.byteSize(), fileOffset);
-        if (n != src.byteSize()) {
-            throw new IOException(path + ": pwrite at offset " + fileOffset + " wrote " + n + " of " + src.byteSize() + " bytes");
-        }
-        return n;
     }
 
     private long transfer(java.lang.invoke.MethodHandle call, String name, long address, long want, long fileOffset)

@@ -72,33 +72,6 @@ class CuFileGpuTest {
     }
 
     @Test
-    void writeFromDeviceMemoryThenReadBackThroughTheFilesystem() throws IOException {
-        int n = 3 << 20;
-        byte[] data = new byte[n];
-        new Random(11).nextBytes(data);
-        Path f = dir.resolve("written.bin");
-        try (PinnedBuffer host = PinnedBuffer.allocate(n); DeviceBuffer dev = DeviceBuffer.allocate(n);
-             CudaStream s = CudaStream.create()) {
-            host.segment().copyFrom(java.lang.foreign.MemorySegment.ofArray(data));
-            s.copyToDevice(dev, 0, host, 0, n);
-            s.synchronize();
-            try (CuFileHandle h = CuFileHandle.register(f, true)) {
-                assertEquals(n, h.write(dev, 0, n, 0));
-            }
-        }
-        assertArrayEquals(data, Files.readAllBytes(f));
-    }
-
-    @Test
-    void writeThroughAReadOnlyHandleFailsWithADecodedError() throws IOException {
-        Path f = Files.write(dir.resolve("ro.bin"), new byte[4096]);
-        try (CuFileHandle h = CuFileHandle.register(f); DeviceBuffer dev = DeviceBuffer.allocate(4096)) {
-            CuFileException e = assertThrows(CuFileException.class, () -> h.write(dev, 0, 4096, 0));
-            assertTrue(e.getMessage().contains("ro.bin") && e.getMessage().contains("cuFileWrite"), e.getMessage());
-        }
-    }
-
-    @Test
     void readOutsideTheDeviceBufferIsRefusedWithoutCallingCuFile() throws IOException {
         Path f = Files.write(dir.resolve("small.bin"), new byte[8192]);
         try (CuFileHandle h = CuFileHandle.register(f); DeviceBuffer dev = DeviceBuffer.allocate(4096)) {

@@ -154,41 +154,6 @@ class PosixFileTest {
     }
 
     @Test
-    void writtenBytesReadBackIdenticallyAtTheirOffsets() throws IOException {
-        Path f = dir.resolve("w.bin");
-        byte[] first = new byte[5000];
-        byte[] second = new byte[3000];
-        new Random(8).nextBytes(first);
-        new Random(9).nextBytes(second);
-        try (PosixFile w = PosixFile.openForWrite(f); AlignedMemory mem = new AlignedMemory(8192)) {
-            assertFalse(w.isDirect());
-            mem.segment().asSlice(0, first.length).copyFrom(MemorySegment.ofArray(first));
-            assertEquals(first.length, w.write(mem.segment().asSlice(0, first.length), 0));
-            mem.segment().asSlice(0, second.length).copyFrom(MemorySegment.ofArray(second));
-            assertEquals(second.length, w.write(mem.segment().asSlice(0, second.length), 6000));
-        }
-        byte[] onDisk = Files.readAllBytes(f);
-        assertEquals(9000, onDisk.length);
-        assertArrayEquals(first, Arrays.copyOfRange(onDisk, 0, 5000));
-        assertArrayEquals(new byte[1000], Arrays.copyOfRange(onDisk, 5000, 6000), "the gap is a hole of zeros");
-        assertArrayEquals(second, Arrays.copyOfRange(onDisk, 6000, 9000));
-        try (PosixFile r = PosixFile.openForRead(f, true); AlignedMemory mem = new AlignedMemory(3 * BLOCK)) {
-            assertEquals(9000, r.read(mem.segment(), 0));
-            assertArrayEquals(onDisk, bytes(mem.segment(), 9000));
-        }
-    }
-
-    @Test
-    void openForWriteTruncatesAnExistingFile() throws IOException {
-        Path f = randomFile("t.bin", 10_000, 10);
-        try (PosixFile w = PosixFile.openForWrite(f); AlignedMemory mem = new AlignedMemory(16)) {
-            mem.segment().fill((byte) 1);
-            w.write(mem.segment(), 0);
-        }
-        assertEquals(16, Files.size(f));
-    }
-
-    @Test
     void closingTwiceIsHarmlessAndReadAfterCloseFailsNamingTheFile() throws IOException {
         Path f = randomFile("close.bin", BLOCK, 11);
         PosixFile pf = PosixFile.openForRead(f, true);

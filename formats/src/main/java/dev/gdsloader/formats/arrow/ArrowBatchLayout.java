@@ -1,10 +1,8 @@
 package dev.gdsloader.formats.arrow;
 
-import dev.gdsloader.formats.FormatException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 
@@ -14,12 +12,12 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
  * Arrow's buffer order for that type (Arrow columnar format, "Buffer layout", "IPC File Format" / "Encapsulated
  * message format"). Offsets and lengths are exactly the metadata's: no 8- or 64-byte padding is assumed (the spec
  * only recommends it, "Buffer alignment and padding"). For a compressed body (LZ4_FRAME, ZSTD) the extents are those
- * of the stored (compressed, length-prefixed) buffers; {@link #decode(Buffer, byte[])} gives the decoded bytes.
+ * of the stored (compressed, length-prefixed) buffers.
  *
  * <p>Types covered: every fixed-width primitive (Int 8/16/32/64 signed and unsigned, FloatingPoint half/single/double),
  * Bool (a bitmap of values), FixedSizeBinary, FixedSizeList of a primitive or Bool (the child's validity and values
  * follow the list's validity), Binary, Utf8, LargeBinary and LargeUtf8 (validity, offsets of 4 or 8 bytes, values).
- * Built by {@link ArrowIpcFile#batchLayout(int)}; immutable and thread-safe.
+ * Built by {@link ArrowIpcFile#batchLayout(int)} (printed by {@code gdsloader inspect}); immutable and thread-safe.
  *
  * @param file the Arrow file
  * @param batch record batch index in the file
@@ -83,14 +81,6 @@ public record ArrowBatchLayout(Path file, int batch, long bodyOffset, long bodyL
         }
 
         /**
-         * @param role a role
-         * @return this column's buffer of that role, if the type has one
-         */
-        public Optional<Buffer> buffer(Role role) {
-            return buffers.stream().filter(b -> b.role() == role).findFirst();
-        }
-
-        /**
          * Bytes a buffer needs for this column's length, from the type alone; unknown (-1) for the values of
          * Binary/Utf8 (they are given by the last offset).
          *
@@ -128,51 +118,5 @@ public record ArrowBatchLayout(Path file, int batch, long bodyOffset, long bodyL
     /** @return whether the body is compressed (its buffers must be decoded on the host) */
     public boolean compressed() {
         return codec != CompressionUtil.CodecType.NO_COMPRESSION;
-    }
-
-    /**
-     * @param name a column name
-     * @return that column
-     * @throws IllegalArgumentException if there is none, naming those there are
-     */
-    public Column column(String name) {
-        return columns.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow(() ->
-                new IllegalArgumentException(file + ": record batch " + batch + " has no column '" + name + "'; columns are "
-                        + columns.stream().map(Column::name).toList()));
-    }
-
-    /**
-     * Decodes one buffer of a compressed body on the host (Arrow columnar format, "Compression": an 8-byte
-     * little-endian uncompressed length, -1 for stored uncompressed, then LZ4 frame or ZSTD data), with Arrow
-     * Java's codecs. For an uncompressed body the stored bytes are returned as they are.
-     *
-     * @param buffer a buffer of this layout
-     * @param stored its {@link Buffer#length()} bytes as stored in the file; not modified
-     * @return the decoded bytes: for validity, offsets and fixed-width values the bytes the column's length needs
-     *     (padding dropped); for Binary/Utf8 values the whole decoded buffer (at most
-     *     {@link dev.gdsloader.formats.HostDecodedRecords#MAX_DECODED_BYTES})
-     * @throws FormatException naming file, batch, buffer and offset, when the bytes do not decode or declare a
-     *     length the column cannot have
-     * @throws IllegalArgumentException if {@code stored} is not the buffer's length
-     */
-    public byte[] decode(Buffer buffer, byte[] stored) throws FormatException {
-        if (stored.length != buffer.length()) {
-            throw new IllegalArgumentException(file + ": buffer " + buffer.index() + " of record batch " + batch + " is "
-                    + buffer.length() + " bytes, got " + stored.length);
-        }
-        if (!compressed()) {
-            return stored.clone();
-        }
-        Column owner = columns.stream().filter(c -> c.buffers().contains(buffer)).findFirst().orElseThrow(() ->
-                new IllegalArgumentException(file + ": buffer " + buffer + " is not one of record batch " + batch));
-        ArrowBufferDecoder.Where at = new ArrowBufferDecoder.Where(file, batch, buffer.index(), bodyOffset + buffer.offset());
-        long need = owner.neededBytes(buffer.role());
-        if (need < 0) {
-            return ArrowBufferDecoder.decodeWhole(at, stored, codec);
-        }
-        // a writer may leave a buffer empty when nothing needs it (no nulls: no bitmap; 0 rows: no offsets)
-        boolean optional = buffer.role() == Role.VALIDITY || buffer.role() == Role.CHILD_VALIDITY
-                || owner.length() == 0;
-        return ArrowBufferDecoder.decode(at, stored, codec, stored.length == 0 && optional ? 0 : need);
     }
 }

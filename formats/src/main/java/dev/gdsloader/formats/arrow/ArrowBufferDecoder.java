@@ -39,36 +39,6 @@ final class ArrowBufferDecoder {
     }
 
     /**
-     * Decodes a whole buffer whose needed length the schema does not give (the values of Binary/Utf8 columns):
-     * the declared length is only bounded by {@link dev.gdsloader.formats.HostDecodedRecords#MAX_DECODED_BYTES}.
-     *
-     * @param at where the buffer lies
-     * @param stored the buffer as stored in the file (prefix included); not modified
-     * @param codec the record batch's codec
-     * @return a new array holding the whole decoded buffer
-     * @throws FormatException as {@link #decode}, or when the declared length exceeds one Java array
-     */
-    static byte[] decodeWhole(Where at, byte[] stored, CompressionUtil.CodecType codec) throws FormatException {
-        if (stored.length == 0) {
-            return new byte[0];
-        }
-        if (stored.length < CompressionUtil.SIZE_OF_UNCOMPRESSED_LENGTH) {
-            throw new FormatException(at.file(), at.offset(), at.name() + ": an 8-byte uncompressed length prefix",
-                    stored.length + " bytes");
-        }
-        long declared = ByteBuffer.wrap(stored).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
-        if (declared == CompressionUtil.NO_COMPRESSION_LENGTH) {
-            return java.util.Arrays.copyOfRange(stored, 8, stored.length);
-        }
-        if (declared < 0 || declared > dev.gdsloader.formats.HostDecodedRecords.MAX_DECODED_BYTES) {
-            throw new FormatException(at.file(), at.offset(), at.name() + ": an uncompressed length of 0 to "
-                    + dev.gdsloader.formats.HostDecodedRecords.MAX_DECODED_BYTES + " bytes or -1 (stored uncompressed)",
-                    declared + "");
-        }
-        return decode(at, stored, codec, declared);
-    }
-
-    /**
      * @param at where the buffer lies
      * @param stored the buffer as stored in the file (prefix included); not modified
      * @param codec the record batch's codec

@@ -41,9 +41,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * FixedSizeBinary(w)} (w bytes per record) and {@code FixedSizeList<primitive>(n)} (a tensor per row, e.g. a
  * 784-byte image). Columns with nulls, variable-length, bit-packed bool, and dictionary-encoded columns are refused
  * by name, column and batch. Compressed bodies (LZ4_FRAME, ZSTD) give {@link CompressedArrowRecords}, decoded on
- * the host with Arrow Java's codecs. {@link #batchLayout(int)} gives a whole record batch instead, for the batch
- * reader: body extent and every column's validity, offsets and values buffers, nulls, Bool and variable-length columns
- * included ({@link ArrowBatchLayout}). The IPC stream format (it starts with {@code FF FF FF FF}) is
+ * the host with Arrow Java's codecs. {@link #batchLayout(int)} gives a whole record batch instead, as {@code gdsloader
+ * inspect} prints it: body extent and every column's validity, offsets and values buffers, nulls, Bool and
+ * variable-length columns included ({@link ArrowBatchLayout}). The IPC stream format (it starts with {@code FF FF FF FF}) is
  * detected at offset 0 and read by scanning its messages. Immutable and thread-safe; holds no open file.
  */
 public final class ArrowIpcFile {
@@ -453,7 +453,7 @@ public final class ArrowIpcFile {
     }
 
     /**
-     * An uncompressed column's buffers must hold its length, by the batch reader's rule ({@link #column}): validity
+     * An uncompressed column's buffers must hold its length, by the buffer layout's rule ({@link #column}): validity
      * (may be empty without nulls), offsets (may be empty at 0 rows), fixed-width values; computed exactly.
      */
     private static void checkBuffers(Path file, BatchInfo info, Field f, int node, int buffer, long length, long childLength)
@@ -475,7 +475,7 @@ public final class ArrowIpcFile {
             checkBuffer(file, info, f, buffer + 1, "offsets", Math.multiplyExact(Math.addExact(length, 1),
                     ArrowBatchLayout.Column.offsetWidth(t)), length == 0);
         }
-        // other types: the batch reader refuses them by name
+        // other types: batchLayout refuses them by name
     }
 
     private static void checkBuffer(Path file, BatchInfo info, Field f, int index, String what, long need,
@@ -652,8 +652,8 @@ public final class ArrowIpcFile {
      *
      * @param batch record batch index
      * @return its layout, all columns in schema order
-     * @throws FormatException naming the column and batch when a column is dictionary-encoded or of a type the batch
-     *     reader does not deliver (nested types other than FixedSizeList of a primitive, views, unions, ...), when the
+     * @throws FormatException naming the column and batch when a column is dictionary-encoded or of a type without a
+     *     buffer layout (nested types other than FixedSizeList of a primitive, views, unions, ...), when the
      *     metadata has too few field nodes or buffers for the schema, or (uncompressed bodies) when a buffer is
      *     shorter than the column's length needs
      * @throws IndexOutOfBoundsException if there is no such batch
@@ -699,7 +699,7 @@ public final class ArrowIpcFile {
         String where = "column '" + f.getName() + "' of record batch " + batch;
         long at = info.bodyOffset();
         if (f.getDictionary() != null) {
-            throw new FormatException(file, at, where + ": dictionary-encoded columns are not supported by the batch reader");
+            throw new FormatException(file, at, where + ": dictionary-encoded columns have no buffer layout");
         }
         ArrowType t = f.getType();
         ArrowType child = null;
@@ -714,7 +714,7 @@ public final class ArrowIpcFile {
         } else if (ArrowBatchLayout.Column.offsetWidth(t) > 0) {
             roles = List.of(ArrowBatchLayout.Role.VALIDITY, ArrowBatchLayout.Role.OFFSETS, ArrowBatchLayout.Role.VALUES);
         } else {
-            throw new FormatException(file, at, where + ": type " + t + " is not supported by the batch reader; it reads "
+            throw new FormatException(file, at, where + ": type " + t + " has no buffer layout; laid out are "
                     + "integers, floats, Bool, FixedSizeBinary, FixedSizeList of a primitive, Binary, Utf8, LargeBinary "
                     + "and LargeUtf8");
         }

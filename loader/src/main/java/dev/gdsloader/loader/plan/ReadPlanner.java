@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * Turns an epoch's record order and a batch size into batch plans (which byte ranges of which shards each
- * batch needs, runs of consecutive records of one shard coalesced into one piece), and pieces into I/O
- * chunks no larger than the maximum I/O size. Batch {@code k} holds entries {@code [k*B, min((k+1)*B, n))}
+ * batch needs, runs of consecutive records of one shard coalesced into one piece; the engines split pieces
+ * into I/O requests). Batch {@code k} holds entries {@code [k*B, min((k+1)*B, n))}
  * of the order. Stateless and thread-safe.
  */
 public final class ReadPlanner {
@@ -109,31 +109,6 @@ public final class ReadPlanner {
             long offset = layout.dataOffset() + local * layout.recordBytes();
             out.add(shard, offset, offset + count * layout.recordBytes());
             i += (int) count;
-        }
-    }
-
-    /**
-     * Splits the file range {@code [start, end)} into chunks of at most {@code maxIo} bytes whose
-     * boundaries (except {@code start} itself and {@code end}) fall on 4 KiB multiples, landing at
-     * {@code targetBase + (offset - start)}.
-     *
-     * @param shard shard index to stamp on the chunks
-     * @param start first file byte
-     * @param end one past the last file byte
-     * @param targetBase target offset of {@code start}
-     * @param maxIo largest chunk, bytes; a multiple of 4 KiB
-     * @param out receives the chunks in file order
-     * @throws IllegalArgumentException if maxIo is not a positive multiple of 4 KiB
-     */
-    public static void split(int shard, long start, long end, long targetBase, long maxIo, List<Chunk> out) {
-        if (maxIo <= 0 || !Alignment.isAligned(maxIo)) {
-            throw new IllegalArgumentException("maximum I/O size must be a positive multiple of 4096 bytes, got " + maxIo);
-        }
-        long off = start;
-        while (off < end) {
-            long stop = Math.min(end, Alignment.down(off) + maxIo);
-            out.add(new Chunk(shard, off, stop - off, targetBase + (off - start)));
-            off = stop;
         }
     }
 }

@@ -9,14 +9,12 @@ import dev.gdsloader.loader.TestShards;
 import dev.gdsloader.loader.dataset.Dataset;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link ReadPlanner}: batch plans over real shard layouts, and chunk splitting. */
+/** {@link ReadPlanner}: batch plans over real shard layouts. */
 class ReadPlannerTest {
     private static final int IMG = TestShards.IMAGE_BYTES;
 
@@ -117,70 +115,6 @@ class ReadPlannerTest {
         assertEquals(8192, new Piece(0, 100, 5000, 0).alignedLength());
         assertEquals(4096, new Piece(0, 4096, 8192, 0).alignedLength());
         assertEquals(0, new ColumnPlan(0, List.of(), 0).headPad());
-    }
-
-    @Test
-    void splitFromAnUnalignedStartBreaksOnBlockBoundaries() {
-        List<Chunk> out = new ArrayList<>();
-        ReadPlanner.split(2, 100, 10_000, 50, 4096, out);
-        assertEquals(List.of(new Chunk(2, 100, 3996, 50), new Chunk(2, 4096, 4096, 4046), new Chunk(2, 8192, 1808, 8142)), out);
-    }
-
-    @Test
-    void splitWithALargerMaxIoKeepsChunksWithinItAndOnBlocks() {
-        List<Chunk> out = new ArrayList<>();
-        ReadPlanner.split(0, 4096, 4096 + 3 * 8192 + 10, 0, 8192, out);
-        assertEquals(List.of(new Chunk(0, 4096, 8192, 0), new Chunk(0, 12288, 8192, 8192), new Chunk(0, 20480, 8192, 16384),
-                new Chunk(0, 28672, 10, 24576)), out);
-    }
-
-    @Test
-    void splitOfAnEmptyRangeAddsNothingAndARangeWithinOneIoIsOneChunk() {
-        List<Chunk> out = new ArrayList<>();
-        ReadPlanner.split(0, 500, 500, 0, 4096, out);
-        assertEquals(List.of(), out);
-        ReadPlanner.split(1, 500, 600, 7, 8L << 20, out);
-        assertEquals(List.of(new Chunk(1, 500, 100, 7)), out);
-    }
-
-    @Test
-    void splitRejectsAMaxIoThatIsNotAPositiveMultipleOf4096() {
-        List<Chunk> out = new ArrayList<>();
-        for (long bad : new long[] {1000, 4095, 6144, 0, -4096}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> ReadPlanner.split(0, 0, 10_000, 0, bad, out));
-            assertTrue(e.getMessage().contains(String.valueOf(bad)), e.getMessage());
-        }
-        assertEquals(List.of(), out);
-    }
-
-    @Test
-    void splitCoversAnyRangeContiguouslyWithInteriorBoundariesOnBlocks() {
-        SplittableRandom rnd = new SplittableRandom(99);
-        for (int i = 0; i < 2000; i++) {
-            long start = rnd.nextLong(0, 1 << 24);
-            long end = start + rnd.nextLong(0, 1 << 22);
-            long maxIo = 4096L * rnd.nextInt(1, 300);
-            long base = rnd.nextLong(0, 1 << 20);
-            List<Chunk> out = new ArrayList<>();
-            ReadPlanner.split(3, start, end, base, maxIo, out);
-            long off = start;
-            for (int k = 0; k < out.size(); k++) {
-                Chunk c = out.get(k);
-                String where = "start " + start + " end " + end + " maxIo " + maxIo + " chunk " + k;
-                assertEquals(3, c.shard());
-                assertEquals(off, c.fileOffset(), where);
-                assertTrue(c.length() > 0 && c.length() <= maxIo, where);
-                assertEquals(base + (off - start), c.targetOffset(), where);
-                if (k > 0) {
-                    assertTrue(Alignment.isAligned(c.fileOffset()), where);
-                }
-                // a chunk never crosses more 4 KiB boundaries than maxIo allows
-                assertTrue(Alignment.up(c.fileOffset() + c.length()) - Alignment.down(c.fileOffset()) <= maxIo, where);
-                off += c.length();
-            }
-            assertEquals(end, off);
-        }
     }
 
     /** An order holding records [first, first + count), so batch 0 of it is exactly those records. */
