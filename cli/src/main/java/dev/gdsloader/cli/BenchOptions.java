@@ -91,18 +91,9 @@ final class BenchOptions {
      */
     BenchConfig config(Path data, int t, long io, int d) {
         LoaderOptions loader = LoaderOptions.defaults().withDirectIo(!noDirect);
-        loader = flag("--threads", t, loader::withIoThreads);
-        loader = flag("--io-size", io, loader::withMaxIoBytes);
-        loader = flag("--depth", d, loader::withPrefetchDepth);
+        loader = Checks.loaderOption("--threads", t, loader::withIoThreads);
+        loader = Checks.loaderOption("--io-size", io, loader::withMaxIoBytes);
+        loader = Checks.loaderOption("--depth", d, loader::withPrefetchDepth);
         return new BenchConfig(data, paths, batchBytes, loader, dropCaches, !noVerify, rounds);
-    }
-
-    /** Applies one flag's value to the loader options, prefixing a refusal with the flag as typed. */
-    private static <T> LoaderOptions flag(String name, T value, java.util.function.Function<T, LoaderOptions> set) {
-        try {
-            return set.apply(value);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(name + " " + value + ": " + e.getMessage(), e);
-        }
     }
 }
