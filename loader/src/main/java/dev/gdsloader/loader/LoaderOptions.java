@@ -265,7 +265,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
         }
         if (e instanceof UnrecognizedPropertyException u) {
             return new IllegalArgumentException("bad " + what + ": unknown option '" + field + "' (known: "
-                    + u.getKnownPropertyIds() + ")", e);
+                    + new java.util.TreeSet<>(u.getKnownPropertyIds().stream().map(String::valueOf).toList()) + ")", e);
         }
         return new IllegalArgumentException("bad " + what + (where.isEmpty() ? "" : ":" + where) + ": " + e.getOriginalMessage(), e);
     }
