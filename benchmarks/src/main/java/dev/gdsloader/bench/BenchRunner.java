@@ -163,16 +163,15 @@ public final class BenchRunner {
     private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, BenchProgress log, int index)
             throws IOException {
         log.step("measuring the raw O_DIRECT read ceiling (" + (index + 1) + " of " + (config.rounds() + 1) + ", "
-                + config.ioThreads() + " threads, " + config.maxIoBytes() / 1024 + " KiB requests)");
-        return DirectReadCeiling.measure(dataset, config.ioThreads(), config.maxIoBytes());
+                + config.loader().ioThreads() + " threads, " + config.loader().maxIoBytes() / 1024 + " KiB requests)");
+        return DirectReadCeiling.measure(dataset, config.loader().ioThreads(), config.loader().maxIoBytes());
     }
 
     private static PathRun runPath(BenchConfig config, Dataset dataset, ReadPath path, int batchRecords, long[][] expected,
                                    boolean cold, List<String> notes) throws IOException {
         long maxColumn = dataset.columns().stream().mapToLong(c -> c.recordBytes() * batchRecords).max().orElse(1);
-        try (GdsLoader loader = GdsLoader.builder(dataset).batchSize(batchRecords).path(path)
-                .ioThreads(config.ioThreads()).maxIoBytes(config.maxIoBytes()).prefetchDepth(config.prefetchDepth())
-                .directIo(config.directIo()).build();
+        try (GdsLoader loader = GdsLoader.builder(dataset).options(config.loader().withBatchSize(batchRecords).withPath(path))
+                .build();
              VerifyingConsumer consumer = new VerifyingConsumer(expected, maxColumn, loader.pathTaken().onDevice())) {
             for (Batch b : loader) {
                 consumer.accept(b);

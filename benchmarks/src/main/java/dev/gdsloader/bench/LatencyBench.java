@@ -2,7 +2,7 @@ package dev.gdsloader.bench;
 
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.LoaderOptions;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -22,32 +22,19 @@ public final class LatencyBench {
 
     /**
      * @param data dataset directory
-     * @param path the read path
-     * @param batchSize records per batch
+     * @param options the loader's options (batch size set); {@code directIo} chooses {@code O_DIRECT} or buffered
+     *     reads served from the page cache
      * @param epochs epochs over which allocation is measured, &ge; 1
      * @param out where the results go
      * @throws IOException if the dataset cannot be read
+     * @throws IllegalArgumentException if the batch size is not set
      */
-    public static void run(Path data, ReadPath path, int batchSize, int epochs, PrintStream out) throws IOException {
-        run(data, path, batchSize, epochs, true, out);
-    }
-
-    /**
-     * @param data dataset directory
-     * @param path the read path
-     * @param batchSize records per batch
-     * @param epochs epochs over which allocation is measured
-     * @param directIo {@code O_DIRECT} reads, or buffered reads served from the page cache
-     * @param out where the results go
-     * @throws IOException if the dataset cannot be read
-     */
-    public static void run(Path data, ReadPath path, int batchSize, int epochs, boolean directIo, PrintStream out)
-            throws IOException {
-        drain(data, path, batchSize, directIo); // warm the page cache and the JIT
-        drain(data, path, batchSize, directIo);
+    public static void run(Path data, LoaderOptions options, int epochs, PrintStream out) throws IOException {
+        drain(data, options); // warm the page cache and the JIT
+        drain(data, options);
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long t0 = System.nanoTime();
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build()) {
+        try (GdsLoader loader = GdsLoader.builder(data).options(options).build()) {
             long built = System.nanoTime();
             Iterator<Batch> it = loader.iterator();
             it.next().close();
@@ -64,8 +51,8 @@ public final class LatencyBench {
                 }
             }
             long allocated = mx.getTotalThreadAllocatedBytes() - a0;
-            out.printf(Locale.ROOT, "path %s, %d records per batch, %s%n", loader.pathTaken(), batchSize,
-                    directIo ? "O_DIRECT reads" : "buffered reads from the page cache");
+            out.printf(Locale.ROOT, "path %s, %d records per batch, %s%n", loader.pathTaken(), options.batchSize(),
+                    loader.options().directIo() ? "O_DIRECT reads" : "buffered reads from the page cache");
             out.printf(Locale.ROOT, "build (open shards, pick path, allocate %d slots): %8.1f ms%n", loader.options().prefetchDepth(),
                     (built - t0) / 1e6);
             out.printf(Locale.ROOT, "first batch after iterator():                      %8.1f ms%n", (first - built) / 1e6);
@@ -74,8 +61,8 @@ public final class LatencyBench {
         }
     }
 
-    private static void drain(Path data, ReadPath path, int batchSize, boolean directIo) throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo).build()) {
+    private static void drain(Path data, LoaderOptions options) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).options(options).build()) {
             for (Batch b : loader) {
                 b.close();
             }

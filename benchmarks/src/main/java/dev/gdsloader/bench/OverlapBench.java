@@ -4,8 +4,8 @@ import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderStats;
-import dev.gdsloader.loader.ReadPath;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -48,19 +48,16 @@ public final class OverlapBench {
 
     /**
      * @param data dataset directory
-     * @param path GDS, BOUNCE (a device path)
-     * @param batchSize records per batch
+     * @param options the loader's options: batch size set, path GDS or BOUNCE (a device path), {@code directIo}
+     *     true for {@code O_DIRECT} (storage) or false for buffered reads (page cache, steadier t_io), prefetch
+     *     depth: how much per-batch jitter of t_io and t_c the ring absorbs
      * @param factors t_c as multiples of the measured t_io, e.g. {0.5, 1, 2}
-     * @param directIo read with {@code O_DIRECT} (storage) or buffered (page cache, steadier t_io)
-     * @param prefetchDepth slots in the loader's ring (1..64): how much per-batch jitter of t_io and t_c it absorbs
      * @param log progress lines
      * @return one row for t_c = 0, then one per factor
      * @throws IOException if the dataset cannot be read
      */
-    public static List<Row> run(Path data, ReadPath path, int batchSize, double[] factors, boolean directIo,
-                                int prefetchDepth, PrintStream log) throws IOException {
-        try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).directIo(directIo)
-                .prefetchDepth(prefetchDepth).build();
+    public static List<Row> run(Path data, LoaderOptions options, double[] factors, PrintStream log) throws IOException {
+        try (GdsLoader loader = GdsLoader.builder(data).options(options).build();
              CudaStream stream = CudaStream.create();
              CudaModule spin = CudaModule.load(spinPtx())) {
             epoch(loader, stream, spin, 0); // warm-up: page cache, JIT, first-launch costs

@@ -9,7 +9,6 @@ import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.sampler.EpochOrder;
-import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
@@ -87,7 +86,7 @@ public final class RandomReadBench {
     /** @return useful bytes per second of T threads reading every record once in a random order */
     private static double ceiling(Column col, int threads) throws Exception {
         long[] shardRecords = col.shards().stream().mapToLong(RecordLayout::recordCount).toArray();
-        EpochOrder order = new Sampler(new SamplerOptions(Shuffle.GLOBAL, 7, 1, 0, 1, Partition.EXACT_ONCE, false),
+        EpochOrder order = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 7),
                 shardRecords, 1).order(0);
         List<PosixFile> files = new ArrayList<>();
         for (RecordLayout s : col.shards()) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.ReadPath;
 import java.io.ByteArrayOutputStream;
@@ -35,9 +36,13 @@ class BenchRunnerTest {
         shards = SyntheticDataset.generate(dir, 8L << 20, 3, RECORD, 7);
     }
 
+    /** 2 I/O threads, 256 KiB reads, 3 slots, O_DIRECT. */
+    private static final LoaderOptions LOADER = LoaderOptions.defaults().withIoThreads(2).withMaxIoBytes(256L << 10)
+            .withPrefetchDepth(3).withDirectIo(true);
+
     private static BenchConfig config(List<ReadPath> paths, boolean verify, int rounds) {
         // 1 MiB batches: 6 records per batch, 9 batches per epoch
-        return new BenchConfig(dir, paths, 1L << 20, 2, 256L << 10, 3, false, verify, rounds, true);
+        return new BenchConfig(dir, paths, 1L << 20, LOADER, false, verify, rounds);
     }
 
     private static PrintStream discard() {
@@ -106,17 +111,15 @@ class BenchRunnerTest {
     void aDirectoryWithoutShardsFailsNamingIt() throws IOException {
         Path empty = Files.createDirectories(dir.resolve("empty"));
         IOException e = assertThrows(IOException.class, () -> BenchRunner.run(
-                new BenchConfig(empty, List.of(), 1L << 20, 2, 256L << 10, 3, false, true, 1, true), discard()));
+                new BenchConfig(empty, List.of(), 1L << 20, LOADER, false, true, 1), discard()));
         assertTrue(e.getMessage().contains(empty.toString()), e.getMessage());
     }
 
     @Test
-    void configRejectsNonPositiveSizesAndADepthBelowTwo() {
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, 2, 4096, 2, false, true, 1, true));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 0, 4096, 2, false, true, 1, true));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 0, 2, false, true, 1, true));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 0, false, true, 1, true));
-        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, 2, 4096, 2, false, true, 0, true));
+    void configRejectsNonPositiveSizesAndRounds() {
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, LOADER, false, true, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, LOADER, false, true, 0));
+        assertThrows(NullPointerException.class, () -> new BenchConfig(dir, List.of(), 4096, null, false, true, 1));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.BenchConfig;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import java.nio.file.Path;
 import java.util.List;
@@ -8,7 +9,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The options every benchmark run shares (picocli mixin of {@code bench} and {@code sweep}), and the
- * {@link BenchConfig} they make.
+ * {@link BenchConfig} they make: the loader flags become one {@link LoaderOptions}, checked there.
  */
 final class BenchOptions {
     @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
@@ -86,8 +87,13 @@ final class BenchOptions {
      * @param io largest read, bytes
      * @param d prefetch depth
      * @return the run these options describe, with threads, read size and depth given (a sweep varies them)
+     * @throws IllegalArgumentException naming the first invalid option: the flag and the loader option's own check
      */
     BenchConfig config(Path data, int t, long io, int d) {
-        return new BenchConfig(data, paths, batchBytes, t, io, d, dropCaches, !noVerify, rounds, !noDirect);
+        LoaderOptions loader = LoaderOptions.defaults().withDirectIo(!noDirect);
+        loader = Checks.loaderOption("--threads", t, loader::withIoThreads);
+        loader = Checks.loaderOption("--io-size", io, loader::withMaxIoBytes);
+        loader = Checks.loaderOption("--depth", d, loader::withPrefetchDepth);
+        return new BenchConfig(data, paths, batchBytes, loader, dropCaches, !noVerify, rounds);
     }
 }

@@ -17,6 +17,27 @@ final class Checks {
     }
 
     /**
+     * Applies one flag's value to loader options through a {@code LoaderOptions.with...} method, which checks it;
+     * a refusal is rethrown with the flag as typed in front, e.g. {@code --depth 0: prefetchDepth must be 1..64
+     * slots, got 0}.
+     *
+     * @param option the flag's name, e.g. {@code --depth}
+     * @param value the value given
+     * @param set the wither that takes it, e.g. {@code options::withPrefetchDepth}
+     * @param <T> the value's type
+     * @return the options with the value set
+     * @throws IllegalArgumentException naming the flag and the loader option's check
+     */
+    static <T> dev.gdsloader.loader.LoaderOptions loaderOption(String option, T value,
+                                                               java.util.function.Function<T, dev.gdsloader.loader.LoaderOptions> set) {
+        try {
+            return set.apply(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + " " + value + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * @param option the option's name, e.g. {@code --threads}
      * @param value its value
      * @param min smallest allowed

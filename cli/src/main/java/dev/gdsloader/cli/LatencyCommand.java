@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.LatencyBench;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -34,7 +35,8 @@ final class LatencyCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
         Checks.range("--epochs", epochs, 1, Integer.MAX_VALUE);
-        LatencyBench.run(data, path, batchSize, epochs, !noDirect, System.out);
+        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withPath(path).withDirectIo(!noDirect);
+        LatencyBench.run(data, options, epochs, System.out);
         return 0;
     }
 }

@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.OverlapBench;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,14 +40,15 @@ final class OverlapCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
-        Checks.range("--depth", depth, 1, 64);
+        LoaderOptions options = Checks.loaderOption("--depth", depth,
+                LoaderOptions.defaults().withBatchSize(batchSize).withPath(path).withDirectIo(!noDirect)::withPrefetchDepth);
         for (double x : factors) {
             if (!(x > 0) || Double.isInfinite(x)) {
                 throw new IllegalArgumentException("--factors must all be > 0, got " + x);
             }
         }
         double[] f = factors.stream().mapToDouble(Double::doubleValue).toArray();
-        OverlapBench.print(OverlapBench.run(data, path, batchSize, f, !noDirect, depth, System.out), System.out);
+        OverlapBench.print(OverlapBench.run(data, options, f, System.out), System.out);
         return 0;
     }
 }

@@ -65,7 +65,7 @@ final class SweepCommand implements Callable<Integer> {
         for (int i = 0; i < values.size(); i++) {
             String v = values.get(i);
             BenchConfig config = configs.get(i);
-            long io = config.maxIoBytes();
+            long io = config.loader().maxIoBytes();
             System.out.println("=== " + label() + " = " + v);
             BenchReport r = BenchRunner.run(config, new TerminalProgress(label() + " " + v));
             r.print(System.out);

@@ -108,6 +108,16 @@ class OptionChecksTest {
     // 3: every option checked before any work, named as typed
 
     @Test
+    void loaderFlagsAreCheckedByTheLoaderOptionsAndNamedAsTyped() {
+        Path d = dataset("loaderflags");
+        CommandRun depth = CommandRun.execute(new OverlapCommand(), "--depth", "65", d.toString());
+        assertOneLineError(depth, "gdsloader overlap", "--depth 65", "prefetchDepth must be 1..64");
+        CommandRun io = CommandRun.execute(new BenchCommand(), "--io-size", "6KiB", "--paths", "HOST", d.toString());
+        assertOneLineError(io, "gdsloader bench", "--io-size 6144", "maxIoBytes must be a multiple of 4096");
+        assertEquals("", io.out(), io.toString());
+    }
+
+    @Test
     void randomRejectsBadThreadsAndBatchSizeBeforePrintingAnything() {
         Path d = dataset("rnd");
         for (String bad : List.of("--threads=0", "--threads=-5")) {

@@ -6,7 +6,6 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.DirectIoPolicy;
 import dev.gdsloader.loader.io.IoEngine;
 import dev.gdsloader.loader.io.PathSelector;
-import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
@@ -54,15 +53,15 @@ import java.util.logging.Logger;
  */
 public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(GdsLoader.class.getName());
-    /** Most slots a ring may have. */
-    public static final int MAX_PREFETCH_DEPTH = 64;
-    /** Most I/O threads. */
-    public static final int MAX_IO_THREADS = 256;
-    /** Largest single read, bytes (1 GiB). */
-    public static final long MAX_IO_BYTES = 1L << 30;
+    /** Most slots a ring may have ({@link LoaderOptions#MAX_PREFETCH_DEPTH}). */
+    public static final int MAX_PREFETCH_DEPTH = LoaderOptions.MAX_PREFETCH_DEPTH;
+    /** Most I/O threads ({@link LoaderOptions#MAX_IO_THREADS}). */
+    public static final int MAX_IO_THREADS = LoaderOptions.MAX_IO_THREADS;
+    /** Largest single read, bytes (1 GiB, {@link LoaderOptions#MAX_IO_BYTES}). */
+    public static final long MAX_IO_BYTES = LoaderOptions.MAX_IO_BYTES;
 
     private final Dataset dataset;
-    private final Options options;
+    private final LoaderOptions options;
     private final Sampler sampler;
     private final int batchesPerEpoch;
     private final IoEngine engine;
@@ -75,54 +74,6 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private long nextEpoch;
     private long resumeBatches;
     private boolean closed;
-
-    /**
-     * Options of a loader.
-     *
-     * @param batchSize records per batch, &gt; 0
-     * @param path requested path
-     * @param device CUDA device ordinal
-     * @param prefetchDepth slots in the ring, 1..64; 2 or more overlap reads with the consumer (double
-     *     buffering), 1 does not and serves as a baseline
-     * @param ioThreads threads issuing reads, &ge; 1
-     * @param maxIoBytes largest single read, a positive multiple of 4 KiB
-     * @param sampler order, shuffle, rank sharding and drop-last
-     * @param directIo open shards with {@code O_DIRECT} on the staged paths (where the filesystem allows)
-     * @param columns columns to load, empty for all
-     * @param resume a saved state to continue from, or null to start at epoch 0
-     * @param ioTimeoutMillis how long the consumer waits for one batch's reads before the epoch fails naming
-     *     the shards and byte ranges, ms
-     */
-    public record Options(int batchSize, ReadPath path, int device, int prefetchDepth, int ioThreads, long maxIoBytes,
-                          SamplerOptions sampler, boolean directIo, List<String> columns, LoaderState resume,
-                          long ioTimeoutMillis) {
-        /**
-         * @throws IllegalArgumentException naming the first invalid option
-         */
-        public Options {
-            if (batchSize <= 0) {
-                throw new IllegalArgumentException("batchSize must be > 0 records, got " + batchSize);
-            }
-            if (prefetchDepth < 1 || prefetchDepth > MAX_PREFETCH_DEPTH) {
-                throw new IllegalArgumentException("prefetchDepth must be 1.." + MAX_PREFETCH_DEPTH + " slots, got " + prefetchDepth);
-            }
-            if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
-                throw new IllegalArgumentException("ioThreads must be 1.." + MAX_IO_THREADS + ", got " + ioThreads);
-            }
-            if (maxIoBytes <= 0 || !Alignment.isAligned(maxIoBytes) || maxIoBytes > MAX_IO_BYTES) {
-                throw new IllegalArgumentException("maxIoBytes must be a multiple of 4096 in 4096.." + MAX_IO_BYTES
-                        + " bytes, got " + maxIoBytes);
-            }
-            if (device < 0) {
-                throw new IllegalArgumentException("device must be >= 0, got " + device);
-            }
-            java.util.Objects.requireNonNull(sampler, "sampler");
-            if (ioTimeoutMillis <= 0) {
-                throw new IllegalArgumentException("ioTimeoutMillis must be > 0, got " + ioTimeoutMillis);
-            }
-            columns = List.copyOf(columns);
-        }
-    }
 
     /**
      * Starts a builder for the dataset in {@code datasetDir} (a directory of {@code .npy} shards).
@@ -143,17 +94,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return new Builder(null, dataset);
     }
 
-    private GdsLoader(Dataset dataset, Options options, String ioReason) throws IOException {
+    private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason) throws IOException {
         this.dataset = dataset.select(options.columns());
         this.options = options;
         long[] shardRecords = this.dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
         this.sampler = new Sampler(options.sampler(), shardRecords, options.batchSize());
         this.batchesPerEpoch = ReadPlanner.batches((int) sampler.recordsOf(options.sampler().rank()), options.batchSize(),
                 options.sampler().dropLast());
-        if (options.resume() != null) {
-            checkResumable(options.resume());
-            this.nextEpoch = options.resume().epoch();
-            this.resumeBatches = options.resume().batchesConsumed();
+        if (resume != null) {
+            checkResumable(resume);
+            this.nextEpoch = resume.epoch();
+            this.resumeBatches = resume.batchesConsumed();
         }
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
@@ -241,8 +192,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return dataset;
     }
 
-    /** @return the options in force */
-    public Options options() {
+    /**
+     * @return the options in force: those built with, the block size and the {@code O_DIRECT} choice resolved
+     *     ({@link LoaderOptions#directIo()} is never null here)
+     */
+    public LoaderOptions options() {
         return options;
     }
 
@@ -291,15 +245,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             e = epoch.order().epoch();
             consumed = epoch.delivered();
         }
-        SamplerOptions so = options.sampler();
-        return new LoaderState(1, e, consumed, sampler.datasetRecords(), options.batchSize(), so.shuffle(), so.seed(),
-                so.blockRecords(), so.rank(), so.worldSize(), so.partition(), so.dropLast());
+        return new LoaderState(e, consumed, sampler.datasetRecords(), options.batchSize(), options.sampler());
     }
 
     private void checkResumable(LoaderState s) {
-        LoaderState now = new LoaderState(1, s.epoch(), s.batchesConsumed(), sampler.datasetRecords(), options.batchSize(),
-                options.sampler().shuffle(), options.sampler().seed(), options.sampler().blockRecords(), options.sampler().rank(),
-                options.sampler().worldSize(), options.sampler().partition(), options.sampler().dropLast());
+        LoaderState now = new LoaderState(s.epoch(), s.batchesConsumed(), sampler.datasetRecords(), options.batchSize(),
+                options.sampler());
         if (!now.equals(s)) {
             throw new IllegalArgumentException("saved state " + s.toJson() + " does not match this loader "
                     + now.toJson() + ": records, batch size and sampler settings must be the same to resume");
@@ -388,23 +339,14 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     }
 
     /**
-     * Builds a {@link GdsLoader}. Not thread-safe.
+     * Builds a {@link GdsLoader}: a mutable front over one {@link LoaderOptions}, each setter replacing it with a
+     * checked copy (so an invalid value throws at the setter, naming the option). Not thread-safe.
      */
     public static final class Builder {
         private final Path dir;
         private final Dataset dataset;
-        private int batchSize;
-        private ReadPath path = ReadPath.AUTO;
-        private int device;
-        private int prefetchDepth = 4;
-        private int ioThreads = 4;
-        private long maxIoBytes = 8L << 20;
-        private SamplerOptions sampler = SamplerOptions.sequential();
-        private Boolean directIo; // null: DirectIoPolicy decides
-        private List<String> columns = List.of();
+        private LoaderOptions options = LoaderOptions.defaults();
         private LoaderState resume;
-        private boolean blockSet;
-        private long ioTimeoutMillis = 60_000;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -412,11 +354,29 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
-         * @param records records per batch, &gt; 0
+         * Replaces every option at once, e.g. with options read by {@link LoaderOptions#fromJson(String)}; setters
+         * called afterwards change single fields of them.
+         *
+         * @param options the options
          * @return this
          */
+        public Builder options(LoaderOptions options) {
+            this.options = java.util.Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** @return the options set so far (batch size 0 if not set yet) */
+        public LoaderOptions options() {
+            return options;
+        }
+
+        /**
+         * @param records records per batch, &gt; 0
+         * @return this
+         * @throws IllegalArgumentException if negative (0, not set, is refused by {@link #build()})
+         */
         public Builder batchSize(int records) {
-            this.batchSize = records;
+            options = options.withBatchSize(records);
             return this;
         }
 
@@ -425,43 +385,47 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return this
          */
         public Builder path(ReadPath path) {
-            this.path = path;
+            options = options.withPath(path);
             return this;
         }
 
         /**
-         * @param ordinal CUDA device ordinal
+         * @param ordinal CUDA device ordinal, &ge; 0
          * @return this
+         * @throws IllegalArgumentException if negative
          */
         public Builder device(int ordinal) {
-            this.device = ordinal;
+            options = options.withDevice(ordinal);
             return this;
         }
 
         /**
          * @param slots slots in the prefetch ring, 1..64 (1: no overlap, a baseline)
          * @return this
+         * @throws IllegalArgumentException if out of range
          */
         public Builder prefetchDepth(int slots) {
-            this.prefetchDepth = slots;
+            options = options.withPrefetchDepth(slots);
             return this;
         }
 
         /**
-         * @param threads threads issuing reads, &ge; 1
+         * @param threads threads issuing reads, 1..256
          * @return this
+         * @throws IllegalArgumentException if out of range
          */
         public Builder ioThreads(int threads) {
-            this.ioThreads = threads;
+            options = options.withIoThreads(threads);
             return this;
         }
 
         /**
-         * @param bytes largest single read, positive multiple of 4096
+         * @param bytes largest single read, a multiple of 4096 up to 1 GiB
          * @return this
+         * @throws IllegalArgumentException if not such a multiple
          */
         public Builder maxIoBytes(long bytes) {
-            this.maxIoBytes = bytes;
+            options = options.withMaxIoBytes(bytes);
             return this;
         }
 
@@ -470,8 +434,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return this
          */
         public Builder dropLast(boolean drop) {
-            SamplerOptions s = sampler;
-            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), s.blockRecords(), s.rank(), s.worldSize(), s.partition(), drop);
+            options = options.withSampler(options.sampler().withDropLast(drop));
             return this;
         }
 
@@ -481,19 +444,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return this
          */
         public Builder shuffle(Shuffle shuffle, long seed) {
-            SamplerOptions s = sampler;
-            this.sampler = new SamplerOptions(shuffle, seed, s.blockRecords(), s.rank(), s.worldSize(), s.partition(), s.dropLast());
+            options = options.withSampler(options.sampler().withShuffle(shuffle, seed));
             return this;
         }
 
         /**
-         * @param records block size of {@link Shuffle#SHARD_BLOCKS}, &ge; 1 (default: the batch size)
+         * @param records block size of {@link Shuffle#SHARD_BLOCKS}, &ge; 1 (default, or 0: the batch size)
          * @return this
+         * @throws IllegalArgumentException if negative
          */
         public Builder blockRecords(int records) {
-            SamplerOptions s = sampler;
-            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), records, s.rank(), s.worldSize(), s.partition(), s.dropLast());
-            blockSet = true;
+            options = options.withSampler(options.sampler().withBlockRecords(records));
             return this;
         }
 
@@ -502,10 +463,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @param worldSize number of ranks
          * @param partition how records split when N does not divide by the world size
          * @return this
+         * @throws IllegalArgumentException naming {@code rank} or {@code worldSize} if out of range
          */
         public Builder ranks(int rank, int worldSize, Partition partition) {
-            SamplerOptions s = sampler;
-            this.sampler = new SamplerOptions(s.shuffle(), s.seed(), s.blockRecords(), rank, worldSize, partition, s.dropLast());
+            options = options.withSampler(options.sampler().withRanks(rank, worldSize, partition));
             return this;
         }
 
@@ -517,21 +478,23 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @throws IllegalArgumentException if a variable is not an integer
          */
         public Builder ranksFromEnvironment(Partition partition) {
-            SamplerOptions s = sampler.withRankFrom(System.getenv());
+            SamplerOptions s = options.sampler().withRankFrom(System.getenv());
             return ranks(s.rank(), s.worldSize(), partition);
         }
 
         /**
          * @param millis how long the consumer waits for one batch's reads before the epoch fails (default 60 s)
          * @return this
+         * @throws IllegalArgumentException if not positive
          */
         public Builder ioTimeoutMillis(long millis) {
-            this.ioTimeoutMillis = millis;
+            options = options.withIoTimeoutMillis(millis);
             return this;
         }
 
         /**
-         * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch
+         * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch. Its
+         *     batch size and sampler settings must equal the options' (checked by {@link #build()})
          * @return this
          */
         public Builder resumeFrom(LoaderState state) {
@@ -548,7 +511,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return this
          */
         public Builder directIo(boolean direct) {
-            this.directIo = direct;
+            options = options.withDirectIo(direct);
             return this;
         }
 
@@ -557,7 +520,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return this
          */
         public Builder columns(String... names) {
-            this.columns = List.of(names);
+            options = options.withColumns(List.of(names));
             return this;
         }
 
@@ -567,21 +530,19 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return the loader, owned by the caller
          * @throws IOException if the dataset cannot be read (naming file and offset) or GDS was requested
          *     and a shard cannot be registered
-         * @throws IllegalArgumentException on invalid options
+         * @throws IllegalArgumentException on invalid options (a batch size not set, a saved state that does not match)
          * @throws IllegalStateException if the requested path is not possible here (with the reason)
          * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
          */
         public GdsLoader build() throws IOException {
-            SamplerOptions so = sampler;
-            if (!blockSet && batchSize > 0) {
-                so = new SamplerOptions(so.shuffle(), so.seed(), batchSize, so.rank(), so.worldSize(), so.partition(), so.dropLast());
+            LoaderOptions o = options.requireBatchSize();
+            if (o.sampler().blockRecords() == 0) {
+                o = o.withSampler(o.sampler().withBlockRecords(o.batchSize()));
             }
             Dataset d = dataset != null ? dataset : Dataset.open(dir);
-            DirectIoPolicy.Choice io = DirectIoPolicy.choose(directIo,
-                    (columns.isEmpty() ? d : d.select(columns)).dataBytes(), DirectIoPolicy.hostMemoryBytes());
-            Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, io.direct(), columns,
-                    resume, ioTimeoutMillis);
-            return new GdsLoader(d, o, io.reason());
+            DirectIoPolicy.Choice io = DirectIoPolicy.choose(o.directIo(),
+                    (o.columns().isEmpty() ? d : d.select(o.columns())).dataBytes(), DirectIoPolicy.hostMemoryBytes());
+            return new GdsLoader(d, o.withDirectIo(io.direct()), resume, io.reason());
         }
     }
 }

@@ -91,7 +91,7 @@ class GdsLoaderOptionsTest {
     @Test
     void builderDefaultsAreTheDocumentedOnes() throws IOException {
         try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).path(ReadPath.HOST).build()) {
-            GdsLoader.Options o = loader.options();
+            LoaderOptions o = loader.options();
             assertEquals(4, o.batchSize());
             assertEquals(0, o.device());
             assertEquals(4, o.prefetchDepth());

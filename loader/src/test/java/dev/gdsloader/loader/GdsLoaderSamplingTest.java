@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.loader.sampler.Partition;
+import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -150,7 +151,7 @@ class GdsLoaderSamplingTest {
                     seen.add(checked(b)[0]);
                 }
             }
-            assertEquals(new LoaderState(1, 1, 0, 100, 1, Shuffle.GLOBAL, 5, 1, 0, 1, Partition.EXACT_ONCE, false), loader.state(),
+            assertEquals(new LoaderState(1, 0, 100, 1, SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 5).withBlockRecords(1)), loader.state(),
                     "after the epoch the state points at the start of the next");
             List<Long> epoch1 = new ArrayList<>();
             for (Batch b : loader) {
@@ -169,11 +170,13 @@ class GdsLoaderSamplingTest {
     @Test
     void aStateFromOtherSettingsIsRefusedNamingBoth() throws IOException {
         TestShards.writeImages(dir, 10);
-        LoaderState s = new LoaderState(1, 0, 2, 10, 2, Shuffle.GLOBAL, 5, 2, 0, 1, Partition.EXACT_ONCE, false);
+        LoaderState s = new LoaderState(0, 2, 10, 2, SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 5).withBlockRecords(2));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> builder(2).shuffle(Shuffle.GLOBAL, 6).resumeFrom(s).build());
         assertTrue(e.getMessage().contains("\"seed\":5") && e.getMessage().contains("\"seed\":6"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("{\"version\":3}"));
         assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("{\"version\":2}"));
+        assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("{\"version\":1}"));
         assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("not json"));
     }
 

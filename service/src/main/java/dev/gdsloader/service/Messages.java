@@ -1,5 +1,8 @@
 package dev.gdsloader.service;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gdsloader.loader.LoaderOptions;
 import java.util.List;
 
 /** The bodies of the protocol's messages (see {@link Protocol}), as Jackson maps them. Immutable. */
@@ -8,24 +11,31 @@ final class Messages {
     }
 
     /**
-     * {@code OPEN}: the session's loader options, with the meanings of {@code GdsLoader.Builder}'s.
+     * {@code OPEN}.
      *
      * @param dataset dataset directory, relative to the server's dataset root
-     * @param batchSize records per batch
-     * @param columns columns to load, empty for all
-     * @param shuffle {@code Shuffle} name
-     * @param seed shuffle seed
-     * @param rank this client's rank
-     * @param worldSize ranks in all
-     * @param partition {@code Partition} name
-     * @param path {@code ReadPath} name
-     * @param prefetchDepth slots the server keeps ready, 0 for the loader's default
-     * @param dropLast drop the last, short batch
+     * @param options the session loader's options as {@link LoaderOptions#toJson()} writes them; absent fields
+     *     (or an absent object) take {@link LoaderOptions#defaults()}, and {@code batchSize} must be given
      * @param delivery {@link Delivery} name
      * @param clientHasGpu whether the client can open CUDA IPC handles (for {@link Delivery#AUTO})
      */
-    record Open(String dataset, int batchSize, List<String> columns, String shuffle, long seed, int rank, int worldSize,
-                String partition, String path, int prefetchDepth, boolean dropLast, String delivery, boolean clientHasGpu) {
+    record Open(String dataset, JsonNode options, String delivery, boolean clientHasGpu) {
+        /** @return {@code o} as the JSON tree this message carries */
+        static JsonNode options(LoaderOptions o) {
+            try {
+                return Protocol.JSON.readTree(o.toJson());
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("loader options did not read back as JSON: " + e.getOriginalMessage(), e);
+            }
+        }
+
+        /**
+         * @return the loader options this message carries
+         * @throws IllegalArgumentException naming the option that is unknown, of the wrong type or invalid
+         */
+        LoaderOptions loaderOptions() {
+            return LoaderOptions.fromJson(options == null || options.isNull() ? "{}" : options.toString());
+        }
     }
 
     /**

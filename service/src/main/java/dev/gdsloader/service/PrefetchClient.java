@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
@@ -97,8 +98,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     /**
      * @param host server host (loopback for {@link Delivery#CUDA_IPC})
      * @param port server port
-     * @return a builder with defaults: dataset ".", no shuffle, rank 0 of 1, EXACT_ONCE, path AUTO, HOST
-     *     delivery, the server loader's prefetch depth, 60 s timeout; batch size must be set
+     * @return a builder with defaults: dataset ".", the loader options of {@link LoaderOptions#defaults()} (no
+     *     shuffle, rank 0 of 1, EXACT_ONCE, path AUTO, prefetch depth 4, ...), HOST delivery, 60 s timeout;
+     *     batch size must be set
      */
     public static Builder builder(String host, int port) {
         return new Builder(host, port);
@@ -259,6 +261,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             throw new PrefetchServiceException("connection to prefetch server " + peer + " failed: " + t, t);
         }
         Frame f = (Frame) o;
+        if (f.version() != Protocol.VERSION && !f.type().equals(Protocol.ERROR)) {
+            f.release();
+            throw new PrefetchServiceException("prefetch server " + peer + " speaks protocol version " + f.version()
+                    + ", this client version " + Protocol.VERSION);
+        }
         if (f.type().equals(Protocol.ERROR)) {
             String msg = f.body().path("message").asText("(no message)");
             f.release();
@@ -334,21 +341,16 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
     }
 
-    /** Configures and opens a {@link PrefetchClient}. Not thread-safe. */
+    /**
+     * Configures and opens a {@link PrefetchClient}: the server-side loader's settings are one {@link LoaderOptions}
+     * (sent as JSON in {@code OPEN}), which the loader setters here replace with checked copies, so an invalid
+     * value throws {@link IllegalArgumentException} at the setter naming the option. Not thread-safe.
+     */
     public static final class Builder {
         private final String host;
         private final int port;
         private String dataset = ".";
-        private int batchSize;
-        private List<String> columns = List.of();
-        private Shuffle shuffle = Shuffle.NONE;
-        private long seed;
-        private int rank;
-        private int worldSize = 1;
-        private Partition partition = Partition.EXACT_ONCE;
-        private ReadPath path = ReadPath.AUTO;
-        private int prefetchDepth;
-        private boolean dropLast;
+        private LoaderOptions options = LoaderOptions.defaults();
         private Delivery delivery = Delivery.HOST;
         private int device;
         private Duration timeout = Duration.ofSeconds(60);
@@ -368,11 +370,24 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * @param records records per batch, &gt; 0 (checked by the server)
+         * Replaces every loader option at once; the setters below change single fields of them. The server's
+         * loader runs with these options, its device being {@link LoaderOptions#device()} on the server.
+         *
+         * @param options the server-side loader's options
          * @return this
          */
+        public Builder options(LoaderOptions options) {
+            this.options = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
+         * @param records records per batch, &gt; 0 (0, not set, is refused by the server)
+         * @return this
+         * @throws IllegalArgumentException if negative
+         */
         public Builder batchSize(int records) {
-            this.batchSize = records;
+            options = options.withBatchSize(records);
             return this;
         }
 
@@ -381,7 +396,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * @return this
          */
         public Builder columns(String... names) {
-            this.columns = List.of(names);
+            options = options.withColumns(List.of(names));
             return this;
         }
 
@@ -391,8 +406,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * @return this
          */
         public Builder shuffle(Shuffle shuffle, long seed) {
-            this.shuffle = Objects.requireNonNull(shuffle, "shuffle");
-            this.seed = seed;
+            options = options.withSampler(options.sampler().withShuffle(shuffle, seed));
             return this;
         }
 
@@ -401,11 +415,10 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * @param worldSize ranks in all
          * @param partition how an uneven split is handled
          * @return this
+         * @throws IllegalArgumentException naming {@code rank} or {@code worldSize} if out of range
          */
         public Builder ranks(int rank, int worldSize, Partition partition) {
-            this.rank = rank;
-            this.worldSize = worldSize;
-            this.partition = Objects.requireNonNull(partition, "partition");
+            options = options.withSampler(options.sampler().withRanks(rank, worldSize, partition));
             return this;
         }
 
@@ -414,16 +427,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * @return this
          */
         public Builder path(ReadPath path) {
-            this.path = Objects.requireNonNull(path, "path");
+            options = options.withPath(path);
             return this;
         }
 
         /**
-         * @param slots batches the server keeps ready, 1..64; 0 for the loader's default
+         * @param slots batches the server keeps ready, 1..64 (default 4)
          * @return this
+         * @throws IllegalArgumentException if out of range
          */
         public Builder prefetchDepth(int slots) {
-            this.prefetchDepth = slots;
+            options = options.withPrefetchDepth(slots);
             return this;
         }
 
@@ -432,7 +446,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * @return this
          */
         public Builder dropLast(boolean drop) {
-            this.dropLast = drop;
+            options = options.withSampler(options.sampler().withDropLast(drop));
             return this;
         }
 
@@ -446,7 +460,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * @param ordinal CUDA device on which IPC handles are opened (the server's GPU as this process numbers it)
+         * @param ordinal CUDA device of this process on which IPC handles are opened (the server's GPU as this
+         *     process numbers it); not the server loader's device, which is {@link LoaderOptions#device()}
          * @return this
          */
         public Builder device(int ordinal) {
@@ -468,14 +483,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          *
          * @return the client, owned by the caller
          * @throws PrefetchServiceException naming what was wrong: the connection, or the server's refusal
-         *     (unknown dataset, bad option)
+         *     (unknown dataset, an option the server refuses such as a batch size not set)
          */
         public PrefetchClient open() {
             boolean gpu = delivery != Delivery.HOST && Cuda.availability().available();
             PrefetchClient c = new PrefetchClient(this);
             try {
-                c.open(new Messages.Open(dataset, batchSize, columns, shuffle.name(), seed, rank, worldSize, partition.name(),
-                        path.name(), prefetchDepth, dropLast, delivery.name(), gpu));
+                c.open(new Messages.Open(dataset, Messages.Open.options(options), delivery.name(), gpu));
                 return c;
             } catch (RuntimeException e) {
                 c.close();

@@ -9,10 +9,14 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  *
  * <p>A frame is {@code [int32 length][int32 headerLength][header: UTF-8 JSON][payload: raw bytes]}, big-endian,
  * where {@code length} counts everything after itself. The header is an object
- * {@code {"version": 1, "type": "...", "body": {...}}}; the payload is empty except in host-delivered
+ * {@code {"version": 2, "type": "...", "body": {...}}}; the payload is empty except in host-delivered
  * {@code BATCH} frames, where it holds the batch's columns back to back, in the order the header lists them.
  *
- * <p>Conversation: the client sends {@code OPEN} (the session's options) and gets {@code OPENED} or {@code ERROR};
+ * <p>Conversation: the client sends {@code OPEN} and gets {@code OPENED} or {@code ERROR}. The body of
+ * {@code OPEN} is {@code {"dataset": "train", "options": {...}, "delivery": "HOST", "clientHasGpu": false}}, where
+ * {@code options} is the session loader's {@link dev.gdsloader.loader.LoaderOptions} in its own JSON (the same
+ * object a saved state's sampler and the builder use; absent fields take the defaults, unknown ones are refused
+ * by name), e.g. {@code {"batchSize": 256, "sampler": {"shuffle": "GLOBAL", "seed": 42, "rank": 1, "worldSize": 2}}};
  * then, one at a time, {@code NEXT}, answered by {@code BATCH} or, after an epoch's last batch, {@code END} (the
  * next {@code NEXT} starts the next epoch). In GPU delivery the client sends {@code RELEASE} with the batch's id
  * once its stream is done with the memory; the server reuses the slot only after that. Any request may be
@@ -20,8 +24,13 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  * the error says otherwise. Constants only; thread-safe.
  */
 public final class Protocol {
-    /** The protocol version this build speaks; a peer with another version is refused, naming both. */
-    public static final int VERSION = 1;
+    /**
+     * The protocol version this build speaks; a peer with another version is refused, naming both (the server
+     * answers such a frame with a fatal {@code ERROR}; the client refuses any reply but {@code ERROR} of another
+     * version). Version 2: {@code OPEN} carries the loader options as one {@code options} object (version 1
+     * listed a subset of them flat in the body).
+     */
+    public static final int VERSION = 2;
     /** Largest frame accepted, bytes after the length field (1 GiB + 1 MiB of header). */
     public static final int MAX_FRAME_BYTES = (1 << 30) + (1 << 20);
     /** Largest JSON header accepted, bytes. */

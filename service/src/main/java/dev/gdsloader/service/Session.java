@@ -7,9 +7,6 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.HostReadback;
-import dev.gdsloader.loader.ReadPath;
-import dev.gdsloader.loader.sampler.Partition;
-import dev.gdsloader.loader.sampler.Shuffle;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -150,21 +147,8 @@ final class Session {
         if (!dir.startsWith(root) || !Files.exists(dir)) {
             throw new IllegalArgumentException("unknown dataset '" + o.dataset() + "': no such directory or shard under the dataset root " + root);
         }
-        Shuffle shuffle = option("shuffle", o.shuffle(), Shuffle.class, Shuffle.NONE);
-        Partition partition = option("partition", o.partition(), Partition.class, Partition.EXACT_ONCE);
-        ReadPath path = option("path", o.path(), ReadPath.class, ReadPath.AUTO);
         Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
-        if (o.batchSize() <= 0) {
-            throw new IllegalArgumentException("option 'batchSize' must be > 0 records, got " + o.batchSize());
-        }
-        GdsLoader.Builder b = GdsLoader.builder(dir).batchSize(o.batchSize()).path(path).shuffle(shuffle, o.seed())
-                .ranks(o.rank(), o.worldSize() == 0 ? 1 : o.worldSize(), partition).dropLast(o.dropLast());
-        if (o.prefetchDepth() != 0) {
-            b.prefetchDepth(o.prefetchDepth());
-        }
-        if (o.columns() != null && !o.columns().isEmpty()) {
-            b.columns(o.columns().toArray(String[]::new));
-        }
+        GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions());
         GdsLoader l;
         try {
             l = b.build();

@@ -7,8 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.loader.Batch;
+import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
+import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -102,6 +106,39 @@ class PrefetchServiceTest extends ServiceTestBase {
         awaitSessions(0);
     }
 
+    /** The options a client sends are the ones its session's loader runs: same order as a local loader built from them. */
+    @Test
+    void theSessionLoaderRunsTheClientsOptions() throws Exception {
+        LoaderOptions o = LoaderOptions.defaults().withBatchSize(6).withPath(ReadPath.HOST).withPrefetchDepth(2)
+                .withColumns(List.of("y")).withSampler(SamplerOptions.sequential().withShuffle(Shuffle.SHARD_BLOCKS, 3)
+                        .withBlockRecords(4).withRanks(1, 3, Partition.PAD).withDropLast(true));
+        List<long[]> local = new ArrayList<>();
+        try (GdsLoader loader = GdsLoader.builder(root.resolve("train")).options(o).build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    local.add(b.recordIndices());
+                }
+            }
+        }
+        List<long[]> remote = new ArrayList<>();
+        try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").options(o)
+                .timeout(Duration.ofSeconds(30)).open()) {
+            assertEquals(2, c.slots());
+            for (RemoteBatch b : c) {
+                try (b) {
+                    assertEquals(List.of("y"), b.columns().stream().map(RemoteColumn::name).toList());
+                    remote.add(b.recordIndices());
+                }
+            }
+        }
+        assertEquals(local.size(), remote.size());
+        assertEquals(5, remote.size(), "34 records of rank 1 of 3 (padded), drop_last: 5 batches of 6");
+        for (int i = 0; i < local.size(); i++) {
+            assertArrayEquals(local.get(i), remote.get(i), "batch " + i);
+        }
+        awaitSessions(0);
+    }
+
     @Test
     void aBadDatasetOrOptionGetsAnErrorNamingItAndTheServerKeepsServing() throws Exception {
         var unknown = assertThrows(PrefetchServiceException.class, () -> client().dataset("nope").open());
@@ -110,7 +147,7 @@ class PrefetchServiceTest extends ServiceTestBase {
         assertTrue(outside.getMessage().contains("unknown dataset '../..'"), outside.getMessage());
         var batch = assertThrows(PrefetchServiceException.class, () -> client().batchSize(0).open());
         assertTrue(batch.getMessage().contains("batchSize"), batch.getMessage());
-        var depth = assertThrows(PrefetchServiceException.class, () -> client().prefetchDepth(65).open());
+        var depth = assertThrows(IllegalArgumentException.class, () -> client().prefetchDepth(65));
         assertTrue(depth.getMessage().contains("prefetchDepth"), depth.getMessage());
         var column = assertThrows(PrefetchServiceException.class, () -> client().columns("z").open());
         assertTrue(column.getMessage().contains("'z'"), column.getMessage());
@@ -136,15 +173,24 @@ class PrefetchServiceTest extends ServiceTestBase {
             s.setSoTimeout(10_000);
             var out = new DataOutputStream(s.getOutputStream());
             var in = new DataInputStream(s.getInputStream());
-            write(out, "{\"version\":1,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"batchSize\":4,\"bogus\":1}}");
+            write(out, "{\"version\":2,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"bogus\":1}}");
             String err = read(in);
             assertTrue(err.contains("\"ERROR\"") && err.contains("bogus"), err);
-            write(out, "{\"version\":1,\"type\":\"NEXT\",\"body\":{}}");
+            write(out, "{\"version\":2,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"bogus\":1}}}");
+            err = read(in);
+            assertTrue(err.contains("\"ERROR\"") && err.contains("unknown option 'bogus'"), err);
+            write(out, "{\"version\":2,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"prefetchDepth\":65}}}");
+            err = read(in);
+            assertTrue(err.contains("\"ERROR\"") && err.contains("prefetchDepth must be 1..64"), err);
+            write(out, "{\"version\":2,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"sampler\":{\"shuffle\":\"global\"}}}}");
+            err = read(in);
+            assertTrue(err.contains("\"ERROR\"") && err.contains("batchSize must be > 0"), err);
+            write(out, "{\"version\":2,\"type\":\"NEXT\",\"body\":{}}");
             err = read(in);
             assertTrue(err.contains("NEXT before OPEN"), err);
-            write(out, "{\"version\":99,\"type\":\"OPEN\",\"body\":{}}");
+            write(out, "{\"version\":1,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"batchSize\":4}}");
             err = read(in);
-            assertTrue(err.contains("protocol version 99 is not supported") && err.contains("version 1"), err);
+            assertTrue(err.contains("protocol version 1 is not supported") && err.contains("version 2"), err);
         }
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);

@@ -7,7 +7,6 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.EpochOrder;
-import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
@@ -78,7 +77,7 @@ public class HostLoopsBench {
         dataset = Dataset.open(dir);
         long[] shards = dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
         sequential = new Sampler(SamplerOptions.sequential(), shards, batch).order(0);
-        shuffled = new Sampler(new SamplerOptions(Shuffle.GLOBAL, 3, 1, 0, 1, Partition.EXACT_ONCE, false), shards, batch).order(0);
+        shuffled = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 3), shards, batch).order(0);
         plan = new SlotPlan(new int[] {batch});
         mib = ByteBuffer.allocateDirect(1 << 20);
         headerFile = dataset.columns().get(0).shards().get(0).file();

@@ -18,7 +18,7 @@ public final class Sampler {
     private final long total;
 
     /**
-     * @param options sampler settings
+     * @param options sampler settings; a block size of 0 becomes {@code batchSize}
      * @param shardRecords records per shard, in dataset order
      * @param batchSize records per batch, used to check that every rank gets at least one batch
      * @throws IllegalArgumentException if, with more than one rank, some rank would get no batch (a rank
@@ -27,7 +27,7 @@ public final class Sampler {
      *     batch larger than the dataset).
      */
     public Sampler(SamplerOptions options, long[] shardRecords, int batchSize) {
-        this.options = options;
+        this.options = options.blockRecords() == 0 ? options.withBlockRecords(Math.max(1, batchSize)) : options;
         this.shardRecords = shardRecords.clone();
         this.total = Arrays.stream(shardRecords).sum();
         if (total > Integer.MAX_VALUE - 8) {
@@ -46,7 +46,7 @@ public final class Sampler {
         }
     }
 
-    /** @return the options */
+    /** @return the options, block size resolved (never 0) */
     public SamplerOptions options() {
         return options;
     }

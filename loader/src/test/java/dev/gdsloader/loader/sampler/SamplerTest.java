@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** {@link Sampler}: orders as pure functions of (seed, epoch, rank, world size). */
 class SamplerTest {
     private static SamplerOptions opts(Shuffle s, int rank, int world, Partition p, boolean dropLast) {
-        return new SamplerOptions(s, 1234, 4, rank, world, p, dropLast);
+        return SamplerOptions.sequential().withShuffle(s, 1234).withBlockRecords(4).withRanks(rank, world, p).withDropLast(dropLast);
     }
 
     @Test
@@ -79,7 +79,7 @@ class SamplerTest {
         assertArrayEquals(none.order(0).records(), none.order(2).records());
         for (Shuffle s : new Shuffle[] {Shuffle.GLOBAL, Shuffle.SHARD_BLOCKS}) {
             // blocks of 2 records: 3 shards of 3-4 blocks give thousands of orders, so consecutive epochs differ
-            Sampler sh = new Sampler(new SamplerOptions(s, 1234, 2, 0, 1, Partition.EXACT_ONCE, false), shards, 5);
+            Sampler sh = new Sampler(SamplerOptions.sequential().withShuffle(s, 1234).withBlockRecords(2), shards, 5);
             assertFalse(Arrays.equals(sh.order(0).records(), sh.order(1).records()), s + " epochs 0 and 1");
             assertFalse(Arrays.equals(sh.order(1).records(), sh.order(2).records()), s + " epochs 1 and 2");
             assertNotEquals(Arrays.toString(none.order(0).records()), Arrays.toString(sh.order(0).records()));
