@@ -165,6 +165,7 @@ public final class AsyncReadBench {
      * @return one comparison per mode and request size
      * @throws IOException if a read fails, returns short, or delivers bytes that differ from the file
      */
+    @SuppressWarnings("try") // reg is held, not referenced: cuFile reads into dev while it is registered
     public static List<Comparison> run(Path data, Options o, PrintStream out) throws IOException {
         List<Path> files = ReadRanges.filesOf(data);
         CudaDevice.makeCurrent(0);

@@ -63,6 +63,7 @@ class AsyncReadGpuTest {
              CuFileBufferRegistration reg = CuFileBufferRegistration.register(dev);
              CuFileStream cs = CuFileStream.register(s, flags);
              AsyncRead a = AsyncRead.on(cs); AsyncRead b = AsyncRead.on(cs)) {
+            assertEquals(8 << 20, reg.bytes(), "the whole device buffer is registered for the reads below");
             a.start(h, dev, 0, 4 << 20, 4096);
             b.start(h, dev, 5 << 20, 1000, 4097);
             assertEquals(1000, b.await());
