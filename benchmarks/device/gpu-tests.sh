@@ -17,5 +17,7 @@ done
 cp="$(IFS=:; echo "${roots[*]}"):$(ls .device/lib/*.jar | tr '\n' ':')"
 filter=(--include-tag gpu)
 [ -n "${ALL:-}" ] && filter=()
-exec java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -jar .device/lib/junit-platform-console-standalone-*.jar execute \
+# the JVM flags of bin/jvm-flags (pack.sh carries it); tests that start a child JVM pass it on (gds.jvm.flags)
+[ -f .device/jvm-flags ] || { echo ".device/jvm-flags is missing: pack first (benchmarks/device/pack.sh)" >&2; exit 2; }
+exec java "@$PWD/.device/jvm-flags" -Dgds.jvm.flags="$PWD/.device/jvm-flags" -jar .device/lib/junit-platform-console-standalone-*.jar execute \
   --class-path "$cp" --scan-class-path "$(IFS=:; echo "${roots[*]}")" "${filter[@]}" --details=tree --disable-banner --fail-if-no-tests

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build machine side: builds the jars and packs .device/ for the GPU machine (a Java 25 runtime, the CLI's and
-# the samples' runtime jars, the modules' test jars and the JUnit console launcher), using ../shared/gpu/prepare.sh.
+# the samples' runtime jars, the modules' test jars, the JUnit console launcher and the JVM flags file
+# bin/jvm-flags as .device/jvm-flags), using ../shared/gpu/prepare.sh.
 #   benchmarks/device/pack.sh                 # jars only (GPU test suite, benchmarks on generated data)
 #   benchmarks/device/pack.sh --fmnist DIR    # plus the Fashion-MNIST IDX files of DIR, xz-compressed into
 #                                               .device/data/fashion-mnist/ (unpack there with fmnist-unpack.sh)
@@ -34,6 +35,8 @@ fi
 
 tests=(cli/target/device-tests $(ls */target/*-tests.jar))
 ../shared/gpu/prepare.sh cli/target/lib cli/target/gds-loader-cli-*[0-9T].jar samples/target/gds-loader-samples-*[0-9T].jar "${tests[@]}"
+# the JVM flags every gds-loader JVM runs with (one source: bin/jvm-flags); the device scripts read this copy
+cp bin/jvm-flags .device/jvm-flags
 
 natives="$(ls .device/lib/cuda-*-linux-x86_64.jar)"
 full="$HOME/.m2/repository/org/bytedeco/cuda/$(basename "$natives" | sed -E 's/^cuda-(.*)-linux-x86_64.jar$/\1/')/$(basename "$natives")"

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +27,9 @@ class GdsLoaderMainProcessTest {
 
     private Result main(String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
+                "-cp", System.getProperty("java.class.path"),
                 GdsLoaderMain.class.getName()));
         cmd.addAll(List.of(args));
         Path out = dir.resolve("stdout.txt");

@@ -17,6 +17,9 @@ import java.lang.invoke.MethodHandle;
  * <p>Where {@code libcuda.so.1} or the symbols are missing, {@link #available()} is false and callers use JCuda.
  * Thread-safe.
  */
+// restricted (javac lint): this class exists to bind C functions through FFM's restricted Linker API;
+// the JVM checks native access at run time (--enable-native-access, bin/jvm-flags)
+@SuppressWarnings("restricted")
 final class DriverCopies {
     private static final MethodHandle HTOD;
     private static final MethodHandle DTOH;

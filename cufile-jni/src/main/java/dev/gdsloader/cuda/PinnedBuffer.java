@@ -18,6 +18,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     private final long size;
     private final MemorySegment segment;
 
+    @SuppressWarnings("restricted") // reinterpret: the segment spans exactly the cudaHostAlloc'ed size bytes
     private PinnedBuffer(NativeAddress.AddressPointer pointer, long size) {
         this.pointer = pointer;
         this.size = size;

@@ -54,6 +54,7 @@ public final class CuFileLibrary {
         return Holder.INSTANCE;
     }
 
+    @SuppressWarnings("restricted") // FFM library lookup / downcall binding: native access is checked at run time
     private static CuFileLibrary find() {
         String log = redirectLog();
         SymbolLookup lookup;
@@ -102,6 +103,7 @@ public final class CuFileLibrary {
      * @return the {@code err} field of the returned {@code CUfileError_t}
      * @throws IllegalStateException if the symbol is not exported
      */
+    @SuppressWarnings("restricted") // FFM library lookup / downcall binding: native access is checked at run time
     int callNoArgs(String symbol) {
         MemorySegment fn = lookup == null ? null : lookup.find(symbol).orElse(null);
         if (fn == null) {
@@ -117,6 +119,7 @@ public final class CuFileLibrary {
         }
     }
 
+    @SuppressWarnings("restricted") // FFM library lookup / downcall binding: native access is checked at run time
     private static String redirectLog() {
         String existing = System.getenv("CUFILE_LOGFILE_PATH");
         if (existing != null) {

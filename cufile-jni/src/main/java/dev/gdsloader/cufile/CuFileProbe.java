@@ -62,9 +62,8 @@ public final class CuFileProbe {
         try {
             probe = Files.createTempFile(dir, ".gdsloader-probe-", ".bin");
             Files.write(probe, new byte[4096]);
-            try (CuFileHandle h = CuFileHandle.register(probe)) {
-                return Optional.empty();
-            }
+            CuFileHandle.register(probe).close();
+            return Optional.empty();
         } catch (IOException e) {
             return Optional.of(e.getMessage());
         } finally {

@@ -16,6 +16,9 @@ import java.lang.invoke.VarHandle;
  * <p>Flag values are Linux's generic ones ({@code asm-generic/fcntl.h}, used by x86_64 and aarch64).
  * Thread-safe: the method handles are immutable; each call captures errno into a segment the caller owns.
  */
+// restricted (javac lint): this class exists to bind C functions through FFM's restricted Linker API;
+// the JVM checks native access at run time (--enable-native-access, bin/jvm-flags)
+@SuppressWarnings("restricted")
 final class Libc {
     private Libc() {
     }

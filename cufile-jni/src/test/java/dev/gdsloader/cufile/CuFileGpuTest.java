@@ -61,6 +61,7 @@ class CuFileGpuTest {
         try (CuFileHandle h = CuFileHandle.register(f);
              DeviceBuffer dev = DeviceBuffer.allocate(8 << 20);
              CuFileBufferRegistration reg = CuFileBufferRegistration.register(dev)) {
+            assertEquals(8 << 20, reg.bytes(), "the whole device buffer is registered for the reads below");
             assertEquals(4 << 20, h.read(dev, 0, 4 << 20, 4096));
             assertArrayEquals(Arrays.copyOfRange(data, 4096, 4096 + (4 << 20)), download(dev, 0, 4 << 20));
             assertEquals(1000, h.read(dev, 123, 1000, 4097));

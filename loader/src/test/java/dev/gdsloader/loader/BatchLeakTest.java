@@ -8,6 +8,7 @@ import dev.gdsloader.cuda.LeakDetector;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,7 +45,9 @@ class BatchLeakTest {
         // the detector reads its switch once per JVM: run a child JVM with it on
         TestShards.writeImages(dir, 4);
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-D" + LeakDetector.PROPERTY + "=true", "--enable-native-access=ALL-UNNAMED",
+                "-D" + LeakDetector.PROPERTY + "=true",
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
                 "-cp", System.getProperty("java.class.path"), LeakingConsumer.class.getName(), dir.toString())
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM finished");

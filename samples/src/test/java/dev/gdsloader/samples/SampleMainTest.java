@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,7 +26,9 @@ class SampleMainTest {
 
     private static Run run(Class<?> sample, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), sample.getName()));
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
+                "-cp", System.getProperty("java.class.path"), sample.getName()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "sample finished");

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,7 +37,9 @@ final class ChildJvm {
      */
     static Result runIpcChild(Path dir, long timeoutSeconds, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", classPath(),
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
+                "-cp", classPath(),
                 IpcChild.class.getName()));
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(dir, "child", ".out");

@@ -244,8 +244,10 @@ public final class NpzArchive {
         /** @return the file offset of a member's data (its local file header read by commons-compress) */
         long dataOffset(ZipArchiveEntry e) throws IOException {
             if (e.getDataOffset() < 0) {
-                try (InputStream raw = zip.getRawInputStream(e)) {
-                    // opening the raw stream reads the local file header and sets the data offset
+                // opening the raw stream reads the local file header and sets the data offset
+                InputStream raw = zip.getRawInputStream(e);
+                if (raw != null) {
+                    raw.close();
                 }
             }
             return e.getDataOffset();
