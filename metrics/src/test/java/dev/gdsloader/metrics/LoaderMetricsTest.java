@@ -72,12 +72,14 @@ class LoaderMetricsTest {
 
             Iterator<Batch> epoch0 = loader.iterator();
             try (Batch b = epoch0.next()) {
+                assertEquals(BATCH, b.records());
                 assertEquals(1, counter(registry, "gdsloader.batches"));
                 assertEquals(BATCH * RECORD_BYTES, counter(registry, "gdsloader.bytes"));
                 double inFlight = gauge(registry, "gdsloader.slots.in.flight");
                 assertTrue(inFlight >= 1, "the batch held here is in flight: " + inFlight);
             }
             try (Batch b = epoch0.next()) {
+                assertEquals(BATCH, b.records());
                 assertEquals(2, counter(registry, "gdsloader.batches"));
                 assertEquals(2 * BATCH * RECORD_BYTES, counter(registry, "gdsloader.bytes"));
             }
