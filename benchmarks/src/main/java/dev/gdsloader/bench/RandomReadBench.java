@@ -50,13 +50,14 @@ public final class RandomReadBench {
      * @param paths loader paths to measure, in this order in the first round (may be empty: the ceiling only)
      * @param threads I/O threads of the ceiling and of the loader, 1..256
      * @param batchRecords records per batch, at least 1 (capped at the dataset's records, with a note)
-     * @param directIo true: {@code O_DIRECT} reads of aligned covers (ceiling and staged loader paths); false:
-     *                 buffered reads (page cache)
+     * @param directIo false: buffered reads (page cache) for the ceiling and the staged loader paths; true:
+     *                 {@code O_DIRECT} for both; null: {@code O_DIRECT} for the ceiling, the loader's own policy
+     *                 ({@code GdsLoader.Builder.directIo} not called)
      * @param ceiling measure the {@code pread} ceiling before the loader paths
      * @param dropCaches drop the page cache before each measurement (root; otherwise a note says it could not)
      * @param rounds epochs per path, at least 1; the path order rotates each round and medians are reported
      */
-    public record Config(Path data, List<ReadPath> paths, int threads, int batchRecords, boolean directIo,
+    public record Config(Path data, List<ReadPath> paths, int threads, int batchRecords, Boolean directIo,
                          boolean ceiling, boolean dropCaches, int rounds) {
         /**
          * @throws IllegalArgumentException naming the field out of range
@@ -125,7 +126,8 @@ public final class RandomReadBench {
         String dropNote = null;
         out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d (%s), %s, %s, %d round%s%n",
                 col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), batchSize,
-                bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : "warm", c.directIo() ? "O_DIRECT" : "buffered reads",
+                bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
+                        : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "%-34s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
         List<Row> rows = new ArrayList<>();
@@ -137,7 +139,7 @@ public final class RandomReadBench {
                 dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
                 long cpu0 = processCpuNanos();
                 long t0 = System.nanoTime();
-                long bytes = ceiling(col, c.threads(), c.directIo());
+                long bytes = ceiling(col, c.threads(), !Boolean.FALSE.equals(c.directIo()));
                 long wall = System.nanoTime() - t0;
                 gbps[r] = bytes / (double) wall;
                 cpu[r] = cpuPerGb(cpu0, bytes);
@@ -153,8 +155,12 @@ public final class RandomReadBench {
             for (int k = 0; k < c.paths().size(); k++) {
                 int i = (k + round) % c.paths().size();
                 dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
-                try (GdsLoader loader = GdsLoader.builder(ds).batchSize(batchSize).path(c.paths().get(i)).ioThreads(c.threads())
-                        .directIo(c.directIo()).shuffle(Shuffle.GLOBAL, 99 + round).build()) {
+                GdsLoader.Builder b = GdsLoader.builder(ds).batchSize(batchSize).path(c.paths().get(i)).ioThreads(c.threads())
+                        .shuffle(Shuffle.GLOBAL, 99 + round);
+                if (c.directIo() != null) {
+                    b.directIo(c.directIo());
+                }
+                try (GdsLoader loader = b.build()) {
                     long cpu0 = processCpuNanos();
                     Iterator<Batch> it = loader.iterator();
                     while (it.hasNext()) {
@@ -199,7 +205,7 @@ public final class RandomReadBench {
     /** @return the row as one JSON object on one line; numbers that are not finite are written as null */
     static String json(Row r, Config c, int batchRecords, Row ceiling, boolean cold) {
         return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
-                        + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%b,\"cold\":%b,"
+                        + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,"
                         + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"gbps_rounds\":%s}",
                 r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
                 batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.rounds(), num(r.recordsPerSecond()),

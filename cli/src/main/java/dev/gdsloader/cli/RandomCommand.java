@@ -39,7 +39,8 @@ final class RandomCommand implements Callable<Integer> {
     @Option(names = "--drop-caches", description = "drop the page cache before each measurement (root)")
     boolean dropCaches;
 
-    @Option(names = "--no-direct", description = "buffered reads (page cache) for the ceiling and the staged paths instead of O_DIRECT")
+    @Option(names = "--no-direct", description = "buffered reads (page cache) for the ceiling and the staged paths (default: O_DIRECT ceiling, "
+            + "the loader's own choice)")
     boolean noDirect;
 
     @Option(names = "--no-ceiling", description = "skip the pread ceiling; measure the loader paths only")
@@ -77,7 +78,8 @@ final class RandomCommand implements Callable<Integer> {
         if (columns.size() == 1) { // more or fewer columns: the benchmark refuses the dataset, naming them
             records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
         }
-        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, !noDirect, !noCeiling, dropCaches, rounds),
+        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, noDirect ? Boolean.FALSE : null,
+                !noCeiling, dropCaches, rounds),
                 json, System.out);
         return 0;
     }

@@ -82,6 +82,16 @@ class RandomCommandTest {
     }
 
     @Test
+    void withoutNoDirectTheLoaderKeepsItsOwnIoPolicy() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--no-ceiling", "--json",
+                data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertEquals("null", field(jsonLines(r).get(0), "direct"), r.toString());
+        assertEquals(256, Integer.parseInt(field(jsonLines(r).get(0), "batch_records")), r.toString());
+        assertTrue(r.out().contains("the loader's own I/O policy"), r.toString());
+    }
+
+    @Test
     void batchSizeAndBatchBytesTogetherAreRefusedBeforeAnyWork() {
         CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--batch-size", "8", "--batch-bytes", "1MiB",
                 data.toString());
