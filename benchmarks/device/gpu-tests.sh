@@ -4,7 +4,7 @@
 # Pack first on the build machine: benchmarks/device/pack.sh
 # The jlinked runtime has no jar filesystem (jdk.zipfs), so the test jars are unpacked for scanning.
 set -u
-source "$(dirname "$0")/common.sh"
+cd "$(dirname "$0")/../.."
 source .device/env.sh
 classes="${TMPDIR:-/tmp}/gdsloader-test-classes"
 rm -rf "$classes"
@@ -17,5 +17,5 @@ done
 cp="$(IFS=:; echo "${roots[*]}"):$(ls .device/lib/*.jar | tr '\n' ':')"
 filter=(--include-tag gpu)
 [ -n "${ALL:-}" ] && filter=()
-exec java "${JVM_FLAGS[@]}" -jar .device/lib/junit-platform-console-standalone-*.jar execute \
+exec java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED -jar .device/lib/junit-platform-console-standalone-*.jar execute \
   --class-path "$cp" --scan-class-path "$(IFS=:; echo "${roots[*]}")" "${filter[@]}" --details=tree --disable-banner --fail-if-no-tests

@@ -41,7 +41,7 @@ gpu_tests_summary() { # the suite's tree stays in the log; here its counts and f
   [ -n "${OUT:-}" ] && cp "$1" "$OUT/gpu-tests.log"
   return 0
 }
-echo "issue10: sections: $sections; budget ${budget} s; ${QUICK:+QUICK=1; }JVM flags: ${JVM_FLAGS[*]}"
+echo "issue10: sections: $sections; budget ${budget} s; ${QUICK:+QUICK=1; }JVM flags: ${jvm_flags[*]}"
 echo "baseline: $(cat .device/baseline/ref 2>/dev/null || echo 'none packed')"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
 declare -A status

@@ -10,7 +10,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 idx="$work/fashion-mnist"
 bash benchmarks/device/fmnist-unpack.sh "$idx" >/dev/null
-samples() { java "${JVM_FLAGS[@]}" \
+samples() { java --enable-native-access=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
               -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' -cp '.device/lib/*' "$@"; }
 for p in ${PATHS:-AUTO}; do
   echo "== Java, gds-loader + cuBLAS/NVRTC, path $p"
