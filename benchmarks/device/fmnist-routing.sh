@@ -10,7 +10,7 @@
 #   REPS=2 (QUICK=1: 1) hot pairs   REPS_COLD=1 cold pairs   ROUNDS_HOT=5 (QUICK=1: 3)
 #   ROUNDS_COLD=2 (QUICK=1: 0, cold skipped)   THREADS=16
 #   BATCH_BYTES=1MiB (1337 records: 45 batches an epoch)
-# Pack with the data first: benchmarks/device/pack.sh --fmnist ../shared/datasets/fashion-mnist [--baseline]
+# Pack with the data first: benchmarks/device/pack.sh --fmnist-train ../shared/datasets/fashion-mnist [--baseline]
 # Writes $OUT/fmnist-routing.json when OUT is set. Fails soft: a failed run is reported and left out.
 set -u -o pipefail
 source "$(dirname "$0")/common.sh"

@@ -5,7 +5,8 @@
 #   2. before-after    bench cold and hot, baseline build against this one (before-after.sh)
 #   3. shuffle-peers   shuffled hot records against PyTorch's DataLoader, 784 B / 4 KiB / 64 KiB (shuffle-peers.sh)
 #   4. fmnist-routing  per-piece routing against today's GDS path on Fashion-MNIST (fmnist-routing.sh)
-# Pack first, here: benchmarks/device/pack.sh --fmnist ../shared/datasets/fashion-mnist --baseline [REF]
+# Pack first, here: benchmarks/device/pack.sh --fmnist-train ../shared/datasets/fashion-mnist --baseline [REF]
+#   (58.2 MiB with the working tree, of the 64 MiB a call carries; --fmnist instead of --fmnist-train: 61.8 MiB)
 # Then, carrying .device:   bash benchmarks/device/issue10.sh            (full: about 6-8 minutes)
 #                           QUICK=1 bash benchmarks/device/issue10.sh    (small sizes, no GPU suite: about 2 minutes)
 #   SECTIONS="gpu-tests before-after shuffle-peers fmnist-routing" (QUICK=1: without gpu-tests) picks and orders them
