@@ -3,6 +3,7 @@ package dev.gdsloader.bench;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.LoaderStats;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.dataset.Column;
@@ -16,10 +17,13 @@ import dev.gdsloader.posix.AlignedMemory;
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -27,77 +31,238 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Sample-level shuffle against the storage's random-read rate, in one run: the ceiling reads every record
- * of a one-column dataset once, in a random order, with {@code O_DIRECT pread} of its 4 KiB-aligned cover on
- * T threads and no GPU; each loader path then loads one epoch with a global shuffle and T I/O threads.
- * Throughput counts useful record bytes. Not thread-safe.
+ * of a one-column dataset once, in a random order, with {@code pread} on T threads and no GPU ({@code O_DIRECT}
+ * of each record's 4 KiB-aligned cover, or with {@link Config#directIo()} false a buffered read of exactly the
+ * record); each loader path then loads one epoch per round with a global shuffle and T I/O threads, releasing
+ * each batch as soon as it arrives (no consumer work). Throughput counts useful record bytes; CPU time is the
+ * whole process's ({@code OperatingSystemMXBean.getProcessCpuTime}: every thread, the JIT and GC included) over
+ * the same interval as the wall time. Not thread-safe; one run at a time.
  */
 public final class RandomReadBench {
     private RandomReadBench() {
     }
 
     /**
-     * @param data a dataset with one column
-     * @param paths loader paths to measure
-     * @param threads I/O threads of the ceiling and of the loader
-     * @param batchSize records per batch
-     * @param dropCaches drop the page cache before each measurement
-     * @param out where the table goes
-     * @throws Exception if reading fails
+     * What to run.
+     *
+     * @param data a dataset directory with one column
+     * @param paths loader paths to measure, in this order in the first round (may be empty: the ceiling only)
+     * @param threads I/O threads of the ceiling and of the loader, 1..256
+     * @param batchRecords records per batch, at least 1 (capped at the dataset's records, with a note)
+     * @param directIo false: buffered reads (page cache) for the ceiling and the staged loader paths; true:
+     *                 {@code O_DIRECT} for both; null: {@code O_DIRECT} for the ceiling, the loader's own policy
+     *                 ({@code GdsLoader.Builder.directIo} not called)
+     * @param ceiling measure the {@code pread} ceiling before the loader paths
+     * @param dropCaches drop the page cache before each measurement (root; otherwise a note says it could not)
+     * @param rounds epochs per path, at least 1; the path order rotates each round and medians are reported
      */
-    public static void run(Path data, List<ReadPath> paths, int threads, int batchSize, boolean dropCaches, PrintStream out)
-            throws Exception {
-        Dataset ds = Dataset.open(data);
-        if (ds.columns().size() != 1) {
-            throw new IllegalArgumentException(data + ": the random-read benchmark wants a dataset with one column, found "
-                    + ds.columns().stream().map(Column::name).toList());
-        }
-        Column col = ds.columns().get(0);
-        if (batchSize > col.recordCount()) { // a batch past the dataset would size slots and queues for records that do not exist
-            out.printf(Locale.ROOT, "note: --batch-size %d is more than the dataset's %d records; one batch holds all of them%n",
-                    batchSize, col.recordCount());
-            batchSize = (int) Math.max(1, col.recordCount());
-        }
-        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d, %s%n", col.recordCount(),
-                col.recordBytes(), col.shards().get(0).dataOffset(), threads, batchSize, dropCaches ? "cold" : "warm");
-        out.printf(Locale.ROOT, "%-26s %12s %10s %10s%n", "reader", "records/s", "GB/s", "x ceiling");
-        if (dropCaches) {
-            PageCache.drop();
-        }
-        double ceiling = ceiling(col, threads);
-        out.printf(Locale.ROOT, "%-26s %12.0f %10.3f %10.2f%n", "O_DIRECT pread, random", ceiling / col.recordBytes(),
-                ceiling / 1e9, 1.0);
-        for (ReadPath p : paths) {
-            if (dropCaches) {
-                PageCache.drop();
+    public record Config(Path data, List<ReadPath> paths, int threads, int batchRecords, Boolean directIo,
+                         boolean ceiling, boolean dropCaches, int rounds) {
+        /**
+         * @throws IllegalArgumentException naming the field out of range
+         * @throws NullPointerException if data or paths is null
+         */
+        public Config {
+            Objects.requireNonNull(data, "data");
+            paths = List.copyOf(paths);
+            if (threads < 1 || threads > 256) {
+                throw new IllegalArgumentException("threads must be 1..256, got " + threads);
             }
-            try (GdsLoader loader = GdsLoader.builder(ds).batchSize(batchSize).path(p).ioThreads(threads)
-                    .shuffle(Shuffle.GLOBAL, 99).build()) {
-                for (Batch b : loader) {
-                    b.close();
-                }
-                double bps = loader.stats().gigabytesPerSecond() * 1e9;
-                PathTaken taken = loader.pathTaken();
-                out.printf(Locale.ROOT, "%-26s %12.0f %10.3f %10.2f%n", "loader " + taken + ", global shuffle",
-                        bps / col.recordBytes(), bps / 1e9, bps / ceiling);
+            if (batchRecords < 1) {
+                throw new IllegalArgumentException("batchRecords must be at least 1, got " + batchRecords);
+            }
+            if (rounds < 1) {
+                throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
             }
         }
     }
 
-    /** @return useful bytes per second of T threads reading every record once in a random order */
-    private static double ceiling(Column col, int threads) throws Exception {
+    /**
+     * One reader's result (medians over the rounds).
+     *
+     * @param reader "pread" for the ceiling, "loader" for a loader path
+     * @param requested the path asked for; null for the ceiling
+     * @param taken the path the batches took; null for the ceiling
+     * @param recordBytes bytes per record
+     * @param records records read per round
+     * @param recordsPerSecond median records per second
+     * @param gigabytesPerSecond median useful GB/s (1e9 bytes per second)
+     * @param cpuSecondsPerGigabyte median process CPU seconds per 1e9 useful bytes; NaN where the JVM cannot tell
+     * @param perRoundGbps GB/s of every round, in round order
+     */
+    public record Row(String reader, ReadPath requested, PathTaken taken, long recordBytes, long records,
+                      double recordsPerSecond, double gigabytesPerSecond, double cpuSecondsPerGigabyte,
+                      double[] perRoundGbps) {
+        /** @return the label of the table's first column */
+        public String label() {
+            return requested == null ? "pread, random" : "loader " + taken + ", global shuffle";
+        }
+    }
+
+    /**
+     * Runs the benchmark, printing a table (and, with {@code json}, one JSON object per row on its own line).
+     *
+     * @param c what to run
+     * @param json also print each row as one JSON line (for scripts: lines starting with '{')
+     * @param out where the table goes
+     * @return the rows: the ceiling first when measured, then one per path in {@link Config#paths()} order
+     * @throws IllegalArgumentException if the dataset has more or fewer than one column
+     * @throws Exception if reading fails
+     */
+    public static List<Row> run(Config c, boolean json, PrintStream out) throws Exception {
+        Dataset ds = Dataset.open(c.data());
+        if (ds.columns().size() != 1) {
+            throw new IllegalArgumentException(c.data() + ": the random-read benchmark wants a dataset with one column, found "
+                    + ds.columns().stream().map(Column::name).toList());
+        }
+        Column col = ds.columns().get(0);
+        int batchSize = c.batchRecords();
+        if (batchSize > col.recordCount()) { // a batch past the dataset would size slots and queues for records that do not exist
+            out.printf(Locale.ROOT, "note: a batch of %d records is more than the dataset's %d records; one batch holds all of them%n",
+                    batchSize, col.recordCount());
+            batchSize = (int) Math.max(1, col.recordCount());
+        }
+        String dropNote = null;
+        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d (%s), %s, %s, %d round%s%n",
+                col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), batchSize,
+                bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
+                        : c.directIo() ? "O_DIRECT" : "buffered reads",
+                c.rounds(), c.rounds() == 1 ? "" : "s");
+        out.printf(Locale.ROOT, "%-34s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
+        List<Row> rows = new ArrayList<>();
+        Row ceiling = null;
+        if (c.ceiling()) {
+            double[] gbps = new double[c.rounds()];
+            double[] cpu = new double[c.rounds()];
+            for (int r = 0; r < c.rounds(); r++) {
+                dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
+                long cpu0 = processCpuNanos();
+                long t0 = System.nanoTime();
+                long bytes = ceiling(col, c.threads(), !Boolean.FALSE.equals(c.directIo()));
+                long wall = System.nanoTime() - t0;
+                gbps[r] = bytes / (double) wall;
+                cpu[r] = cpuPerGb(cpu0, bytes);
+            }
+            ceiling = row("pread", null, null, col, gbps, cpu);
+            rows.add(ceiling);
+            print(out, ceiling, ceiling);
+        }
+        List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
+        PathTaken[] taken = new PathTaken[c.paths().size()];
+        c.paths().forEach(p -> byPath.add(new ArrayList<>()));
+        for (int round = 0; round < c.rounds(); round++) {
+            for (int k = 0; k < c.paths().size(); k++) {
+                int i = (k + round) % c.paths().size();
+                dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
+                GdsLoader.Builder b = GdsLoader.builder(ds).batchSize(batchSize).path(c.paths().get(i)).ioThreads(c.threads())
+                        .shuffle(Shuffle.GLOBAL, 99 + round);
+                if (c.directIo() != null) {
+                    b.directIo(c.directIo());
+                }
+                try (GdsLoader loader = b.build()) {
+                    long cpu0 = processCpuNanos();
+                    Iterator<Batch> it = loader.iterator();
+                    while (it.hasNext()) {
+                        it.next().close();
+                    }
+                    LoaderStats s = loader.stats();
+                    taken[i] = loader.pathTaken();
+                    byPath.get(i).add(new double[] {s.gigabytesPerSecond(), cpuPerGb(cpu0, s.bytes())});
+                }
+            }
+        }
+        for (int i = 0; i < c.paths().size(); i++) {
+            double[] gbps = byPath.get(i).stream().mapToDouble(v -> v[0]).toArray();
+            double[] cpu = byPath.get(i).stream().mapToDouble(v -> v[1]).toArray();
+            Row row = row("loader", c.paths().get(i), taken[i], col, gbps, cpu);
+            rows.add(row);
+            print(out, row, ceiling);
+        }
+        if (dropNote != null) {
+            out.println("note: " + dropNote);
+        }
+        if (json) {
+            for (Row r : rows) {
+                out.println(json(r, c, batchSize, ceiling, dropNote == null && c.dropCaches()));
+            }
+        }
+        return rows;
+    }
+
+    private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu) {
+        double g = Stats.median(gbps);
+        return new Row(reader, requested, taken, col.recordBytes(), col.recordCount(), g * 1e9 / col.recordBytes(), g,
+                Stats.median(cpu), gbps);
+    }
+
+    private static void print(PrintStream out, Row r, Row ceiling) {
+        out.printf(Locale.ROOT, "%-34s %12.0f %10.3f %10s %9s%n", r.label(), r.recordsPerSecond(), r.gigabytesPerSecond(),
+                ceiling == null ? "-" : String.format(Locale.ROOT, "%.2f", r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
+                Double.isNaN(r.cpuSecondsPerGigabyte()) ? "-" : String.format(Locale.ROOT, "%.3f", r.cpuSecondsPerGigabyte()));
+    }
+
+    /** @return the row as one JSON object on one line; numbers that are not finite are written as null */
+    static String json(Row r, Config c, int batchRecords, Row ceiling, boolean cold) {
+        return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
+                        + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,"
+                        + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"gbps_rounds\":%s}",
+                r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
+                batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.rounds(), num(r.recordsPerSecond()),
+                num(r.gigabytesPerSecond()), num(r.cpuSecondsPerGigabyte()),
+                num(ceiling == null ? Double.NaN : r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
+                java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""));
+    }
+
+    private static String quoted(Object o) {
+        return o == null ? "null" : "\"" + o + "\"";
+    }
+
+    private static String num(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.6g", v) : "null";
+    }
+
+    private static String bytes(long b) {
+        return b >= 1 << 20 ? String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0)
+                : String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
+    }
+
+    private static String firstNonNull(String a, String b) {
+        return a != null ? a : b;
+    }
+
+    /**
+     * @return CPU time of this process so far, ns (all threads), or -1 where the platform's bean cannot tell
+     */
+    static long processCpuNanos() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    /** @return process CPU seconds since cpu0 per 1e9 bytes, NaN where CPU time is unknown or no bytes moved */
+    private static double cpuPerGb(long cpu0, long bytes) {
+        long cpu1 = processCpuNanos();
+        if (cpu0 < 0 || cpu1 < 0 || bytes <= 0) {
+            return Double.NaN;
+        }
+        return (cpu1 - cpu0) / 1e9 / (bytes / 1e9);
+    }
+
+    /** @return useful bytes read by T threads reading every record once in a random order */
+    private static long ceiling(Column col, int threads, boolean direct) throws Exception {
         long[] shardRecords = col.shards().stream().mapToLong(RecordLayout::recordCount).toArray();
         EpochOrder order = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 7),
                 shardRecords, 1).order(0);
         List<PosixFile> files = new ArrayList<>();
         for (RecordLayout s : col.shards()) {
-            files.add(PosixFile.openForRead(s.file(), true));
+            files.add(PosixFile.openForRead(s.file(), direct));
         }
         long rec = col.recordBytes();
         long cover = Alignment.up(rec + Alignment.BLOCK);
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (AlignedMemory mem = new AlignedMemory(threads * cover)) {
-            long t0 = System.nanoTime();
             List<Future<Long>> fs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 final long base = t * cover;
@@ -108,11 +273,12 @@ public final class RandomReadBench {
                         int shard = col.shardOf(r);
                         RecordLayout s = col.shards().get(shard);
                         long off = s.dataOffset() + (r - col.firstRecordOf(shard)) * rec;
-                        long start = Alignment.down(off);
-                        long len = Alignment.up(off + rec) - start;
+                        long start = direct ? Alignment.down(off) : off; // buffered: exactly the record
+                        long len = direct ? Alignment.up(off + rec) - start : rec;
                         long n = files.get(shard).read(mem.segment(), base, len, start);
                         if (n < off + rec - start) {
-                            throw new IOException(s.file() + ": short read at " + start);
+                            throw new IOException(s.file() + ": short read at offset " + start + ": " + n + " of "
+                                    + (off + rec - start) + " bytes");
                         }
                         bytes += rec;
                     }
@@ -123,7 +289,7 @@ public final class RandomReadBench {
             for (Future<Long> f : fs) {
                 bytes += f.get();
             }
-            return bytes / ((System.nanoTime() - t0) / 1e9);
+            return bytes;
         } finally {
             pool.shutdownNow();
             files.forEach(PosixFile::close);

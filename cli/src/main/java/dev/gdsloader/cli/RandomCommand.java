@@ -3,6 +3,7 @@ package dev.gdsloader.cli;
 import dev.gdsloader.bench.RandomReadBench;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.dataset.Dataset;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -11,11 +12,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code gdsloader random}: sample-level shuffle against the storage's random-read rate.
+ * {@code gdsloader random}: sample-level shuffle against the storage's random-read rate, with the loader's
+ * records/s, GB/s and process CPU seconds per GB per path (option names as {@code bench}'s where they mean the same).
  */
 @Command(name = "random", mixinStandardHelpOptions = true,
-        description = "Read every record of a one-column dataset once in a random order: O_DIRECT pread threads "
-                + "(the ceiling), then the loader with a global shuffle on each path; print records/s, GB/s and the ratio.")
+        description = "Read every record of a one-column dataset once in a random order: pread threads "
+                + "(the ceiling), then the loader with a global shuffle on each path, each batch released at once; "
+                + "print records/s, GB/s (1e9 bytes/s), the ratio to the ceiling and process CPU seconds per GB.")
 final class RandomCommand implements Callable<Integer> {
     @Parameters(arity = "1", description = "dataset directory with one column (e.g. generate --record-bytes 4096 --align 4096)")
     Path data;
@@ -26,16 +29,43 @@ final class RandomCommand implements Callable<Integer> {
     @Option(names = "--threads", defaultValue = "16", description = "I/O threads (default: ${DEFAULT-VALUE})")
     int threads;
 
-    @Option(names = "--batch-size", defaultValue = "256", description = "records per batch (default: ${DEFAULT-VALUE})")
-    int batchSize;
+    @Option(names = "--batch-size", description = "records per batch (default: 256; not with --batch-bytes)")
+    Integer batchSize;
+
+    @Option(names = "--batch-bytes", converter = ByteSize.class,
+            description = "target bytes per batch: records per batch = this / record bytes, at least 1 (not with --batch-size)")
+    Long batchBytes;
 
     @Option(names = "--drop-caches", description = "drop the page cache before each measurement (root)")
     boolean dropCaches;
 
+    @Option(names = "--no-direct", description = "buffered reads (page cache) for the ceiling and the staged paths (default: O_DIRECT ceiling, "
+            + "the loader's own choice)")
+    boolean noDirect;
+
+    @Option(names = "--no-ceiling", description = "skip the pread ceiling; measure the loader paths only")
+    boolean noCeiling;
+
+    @Option(names = "--rounds", defaultValue = "1",
+            description = "epochs per path, rotating the path order; medians are reported (default: ${DEFAULT-VALUE})")
+    int rounds;
+
+    @Option(names = "--json", description = "also print each row as one JSON line (lines starting with '{')")
+    boolean json;
+
     @Override
     public Integer call() throws Exception {
         Checks.range("--threads", threads, 1, 256); // before the table header and the ceiling phase
-        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.range("--rounds", rounds, 1, 1000);
+        if (batchSize != null && batchBytes != null) {
+            throw new IllegalArgumentException("--batch-size and --batch-bytes both given: use one");
+        }
+        if (batchSize != null) {
+            Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        }
+        if (batchBytes != null) {
+            Checks.range("--batch-bytes", batchBytes, 1, Long.MAX_VALUE);
+        }
         if (paths != null) {
             BenchOptions o = new BenchOptions();
             o.paths = paths;
@@ -43,7 +73,14 @@ final class RandomCommand implements Callable<Integer> {
         }
         List<ReadPath> p = paths != null ? paths
                 : Cuda.availability().available() ? List.of(ReadPath.GDS, ReadPath.BOUNCE) : List.of(ReadPath.HOST);
-        RandomReadBench.run(data, p, threads, batchSize, dropCaches, System.out);
+        int records = batchSize != null ? batchSize : 256;
+        List<dev.gdsloader.loader.dataset.Column> columns = batchBytes != null ? Dataset.open(data).columns() : List.of();
+        if (columns.size() == 1) { // more or fewer columns: the benchmark refuses the dataset, naming them
+            records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
+        }
+        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, noDirect ? Boolean.FALSE : null,
+                !noCeiling, dropCaches, rounds),
+                json, System.out);
         return 0;
     }
 }

@@ -69,7 +69,7 @@ class UsageErrorsTest {
         CommandRun r = CommandRun.execute(new RandomCommand(), "--batch-size", "2147483647", "--paths", "HOST", "--threads", "2",
                 d.toString());
         assertEquals(0, r.exitCode(), r.toString());
-        assertTrue(r.out().startsWith("note: --batch-size 2147483647 is more than the dataset's 64 records"), r.toString());
+        assertTrue(r.out().startsWith("note: a batch of 2147483647 records is more than the dataset's 64 records"), r.toString());
     }
 
     @Test

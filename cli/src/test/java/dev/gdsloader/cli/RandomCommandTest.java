@@ -1,0 +1,103 @@
+package dev.gdsloader.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code gdsloader random} on the HOST path over real shards on disk: batch size from {@code --batch-bytes},
+ * buffered reads, the ceiling skipped or measured, rounds, and the JSON lines the device scripts parse.
+ */
+class RandomCommandTest {
+    @TempDir
+    Path dir;
+
+    private Path data;
+
+    @BeforeEach
+    void generate() {
+        data = dir.resolve("ds");
+        CommandRun g = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "1MiB", "--shards", "3",
+                "--record-bytes", "784");
+        assertEquals(0, g.exitCode(), g.toString());
+    }
+
+    private static List<String> jsonLines(CommandRun r) {
+        return r.out().lines().filter(l -> l.startsWith("{")).toList();
+    }
+
+    private static String field(String json, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\":(\"[^\"]*\"|\\[[^]]*]|[^,}]+)").matcher(json);
+        assertTrue(m.find(), name + " in " + json);
+        return m.group(1);
+    }
+
+    @Test
+    void batchBytesBufferedNoCeilingRoundsGiveOneLoaderRowWithRecordsPerSecondAndCpuPerGb() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "4", "--batch-bytes", "16KiB",
+                "--no-direct", "--no-ceiling", "--rounds", "2", "--json", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        List<String> rows = jsonLines(r);
+        assertEquals(1, rows.size(), r.toString());
+        String j = rows.get(0);
+        assertEquals("\"loader\"", field(j, "reader"), j);
+        assertEquals("\"HOST\"", field(j, "path"), j);
+        assertEquals("\"HOST\"", field(j, "taken"), j);
+        assertEquals(16384 / 784, Integer.parseInt(field(j, "batch_records")), j);
+        assertEquals(784, Integer.parseInt(field(j, "record_bytes")), j);
+        assertEquals(3 * 445, Long.parseLong(field(j, "records")), j); // 3 shards of (1 MiB / 3) / 784 B
+        assertEquals("false", field(j, "direct"), j);
+        assertEquals("null", field(j, "x_ceiling"), j);
+        assertEquals(2, field(j, "gbps_rounds").split(",").length, j);
+        double recordsPerSecond = Double.parseDouble(field(j, "records_per_s"));
+        double gbps = Double.parseDouble(field(j, "gbps"));
+        assertTrue(recordsPerSecond > 0, j);
+        assertEquals(gbps * 1e9 / 784, recordsPerSecond, recordsPerSecond * 1e-4, j);
+        double cpu = Double.parseDouble(field(j, "cpu_s_per_gb"));
+        assertTrue(cpu > 0 && Double.isFinite(cpu), j);
+        assertTrue(r.out().contains("batch 20 (15.3 KiB), warm, buffered reads, 2 rounds"), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("loader HOST, global shuffle")), r.toString());
+    }
+
+    @Test
+    void ceilingRowComesFirstAndTheLoaderRowIsARatioOfIt() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--batch-size", "64",
+                "--no-direct", "--json", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        List<String> rows = jsonLines(r);
+        assertEquals(2, rows.size(), r.toString());
+        assertEquals("\"pread\"", field(rows.get(0), "reader"), r.toString());
+        assertEquals("null", field(rows.get(0), "path"), r.toString());
+        assertEquals("1.00000", field(rows.get(0), "x_ceiling"), r.toString());
+        double ratio = Double.parseDouble(field(rows.get(1), "gbps")) / Double.parseDouble(field(rows.get(0), "gbps"));
+        assertEquals(ratio, Double.parseDouble(field(rows.get(1), "x_ceiling")), ratio * 1e-3, r.toString());
+        assertEquals(64, Integer.parseInt(field(rows.get(1), "batch_records")), r.toString());
+    }
+
+    @Test
+    void withoutNoDirectTheLoaderKeepsItsOwnIoPolicy() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--no-ceiling", "--json",
+                data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertEquals("null", field(jsonLines(r).get(0), "direct"), r.toString());
+        assertEquals(256, Integer.parseInt(field(jsonLines(r).get(0), "batch_records")), r.toString());
+        assertTrue(r.out().contains("the loader's own I/O policy"), r.toString());
+    }
+
+    @Test
+    void batchSizeAndBatchBytesTogetherAreRefusedBeforeAnyWork() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--batch-size", "8", "--batch-bytes", "1MiB",
+                data.toString());
+        OptionChecksTest.assertOneLineError(r, "gdsloader random", "--batch-size and --batch-bytes");
+        assertEquals("", r.out(), r.toString());
+        OptionChecksTest.assertOneLineError(CommandRun.execute(new RandomCommand(), "--rounds", "0", data.toString()),
+                "gdsloader random", "--rounds");
+    }
+}
