@@ -2,7 +2,7 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.cuda.LeakDetector;
+import dev.gdsloader.memory.LeakDetector;
 import dev.gdsloader.loader.sampler.EpochOrder;
 import java.util.List;
 import java.util.Optional;
