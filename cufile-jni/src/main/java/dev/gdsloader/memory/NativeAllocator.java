@@ -154,6 +154,16 @@ public final class NativeAllocator implements AutoCloseable {
                 byKind.get(4));
     }
 
+    /**
+     * @param budget a budget
+     * @return the bytes charged to it now, counting descendants: the one number its limit is compared against
+     *     (read atomically, unlike the sums of a {@link #usage()} snapshot); 0 for {@link MemoryKind.Budget#NONE}
+     */
+    public long charged(MemoryKind.Budget budget) {
+        AtomicLong c = counter(budget);
+        return c == null ? 0 : c.get();
+    }
+
     /** @return outstanding bytes of every kind, counting descendants (0 when everything came back) */
     public long outstandingBytes() {
         long n = 0;

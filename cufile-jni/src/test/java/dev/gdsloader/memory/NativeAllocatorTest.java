@@ -121,7 +121,7 @@ class NativeAllocatorTest {
                         } catch (MemoryBudgetException e) {
                             n++;
                         }
-                        maxSeen.accumulateAndGet(parent.usage().hostBytes(), Math::max);
+                        maxSeen.accumulateAndGet(parent.charged(MemoryKind.Budget.HOST), Math::max);
                         if (held.size() >= 6 || i % 7 == 0) {
                             held.forEach(NativeAllocator.Allocation::release);
                             held.clear();
@@ -141,6 +141,7 @@ class NativeAllocatorTest {
             assertTrue(totalRefused > 0, "8 threads x up to 6 pages contend for 16 pages' budget");
             assertEquals(0, parent.outstandingBytes());
             assertEquals(0, parent.usage().hostBytes());
+            assertEquals(0, parent.charged(MemoryKind.Budget.HOST));
             children.forEach(NativeAllocator::close);
         }
     }

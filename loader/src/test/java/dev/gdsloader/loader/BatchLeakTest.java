@@ -28,8 +28,8 @@ class BatchLeakTest {
             assertEquals(1, first.refCount(), "one owner left");
             first.close();
             assertEquals(0, first.refCount());
-            first.close(); // harmless
-            assertThrows(IllegalStateException.class, first::retain);
+            assertThrows(dev.gdsloader.memory.IllegalReferenceCountException.class, first::close, "a release past zero");
+            assertThrows(dev.gdsloader.memory.IllegalReferenceCountException.class, first::retain);
             int n = 1;
             while (it.hasNext()) {
                 it.next().close();
@@ -40,17 +40,30 @@ class BatchLeakTest {
     }
 
     @Test
-    void anUnreleasedBatchIsReportedWhenLeakDetectionIsOn() throws Exception {
-        // the detector reads its switch once per JVM: run a child JVM with it on
+    void anUnreleasedBatchIsReportedWithItsAllocationSiteUnderParanoid() throws Exception {
+        String out = runLeakingConsumer("-D" + LeakDetector.LEVEL_PROPERTY + "=paranoid");
+        assertTrue(out.contains("LEAK: batch 0 of epoch 0"), out);
+        // the allocation site: the consumer's own frame that took the batch
+        assertTrue(out.contains("at dev.gdsloader.loader.BatchLeakTest$LeakingConsumer.takeAndDrop"), out);
+    }
+
+    @Test
+    void theOldSwitchStillMeansParanoid() throws Exception {
+        String out = runLeakingConsumer("-D" + LeakDetector.PROPERTY + "=true");
+        assertTrue(out.contains("LEAK: batch 0 of epoch 0") && out.contains("LeakingConsumer"), out);
+    }
+
+    /** The detector reads its properties once per JVM: a child JVM runs with them. */
+    private String runLeakingConsumer(String property) throws Exception {
         TestShards.writeImages(dir, 4);
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-D" + LeakDetector.PROPERTY + "=true", "--enable-native-access=ALL-UNNAMED",
+                property, "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"), LeakingConsumer.class.getName(), dir.toString())
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.exitValue(), out);
-        assertTrue(out.contains("LEAK: batch 0 of epoch 0") && out.contains("LeakingConsumer"), out);
+        return out;
     }
 
     /** Takes one batch, drops it without releasing, and waits for the leak report. */

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.slot.Slot;
@@ -48,12 +49,12 @@ public final class BounceEngine extends StagedEngine {
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout) {
+    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
         if (packedAt == null) { // every slot of a loader has the same layout
             planPacking(layout);
         }
         long total = Arrays.stream(packedBytes).sum();
-        return Slot.assemble(index, layout, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
+        return Slot.assemble(index, layout, allocator, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
     }
 
     /**

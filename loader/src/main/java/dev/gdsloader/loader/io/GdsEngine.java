@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cufile.CuFileHandle;
 import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.loader.PathTaken;
@@ -53,8 +54,8 @@ public final class GdsEngine extends IoEngine {
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout) throws IOException {
-        return Slot.assemble(index, layout, b -> b.withDevice().withCuFileRegistration());
+    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
+        return Slot.assemble(index, layout, allocator, b -> b.withDevice().withCuFileRegistration());
     }
 
     @Override
