@@ -10,6 +10,7 @@ import dev.gdsloader.loader.HostReadback;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
+import dev.gdsloader.memory.NativeAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -47,6 +48,8 @@ final class Session {
     private final Path root;
     private final Consumer<Session> onClosed;
     private final ExecutorService thread;
+    /** The session's memory: its loader's and read-back's allocations, bounded by the server's allocator. */
+    private final NativeAllocator allocator;
     private final CountDownLatch freed = new CountDownLatch(1);
     // session-thread state
     private GdsLoader loader;
@@ -61,11 +64,13 @@ final class Session {
     private HostReadback readback;
     private boolean closed;
 
-    Session(String id, Channel channel, Path root, Consumer<Session> onClosed) {
+    Session(String id, Channel channel, Path root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
         this.id = id;
         this.channel = channel;
         this.root = root;
         this.onClosed = onClosed;
+        this.allocator = serverAllocator.newChild("session " + id + " (" + channel.remoteAddress() + ")",
+                NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "gdsloader-session-" + id);
             t.setDaemon(true);
@@ -158,7 +163,7 @@ final class Session {
             throw new IllegalArgumentException("option 'batchSize' must be > 0 records, got " + o.batchSize());
         }
         GdsLoader.Builder b = GdsLoader.builder(dir).batchSize(o.batchSize()).path(path).shuffle(shuffle, o.seed())
-                .ranks(o.rank(), o.worldSize() == 0 ? 1 : o.worldSize(), partition).dropLast(o.dropLast());
+                .ranks(o.rank(), o.worldSize() == 0 ? 1 : o.worldSize(), partition).dropLast(o.dropLast()).allocator(allocator);
         if (o.prefetchDepth() != 0) {
             b.prefetchDepth(o.prefetchDepth());
         }
@@ -281,7 +286,7 @@ final class Session {
     /** Device path with host delivery: the column comes down through a pinned staging buffer. */
     private void download(Batch b, ColumnView c, ByteBuf payload) {
         if (readback == null) {
-            readback = new HostReadback(Math.max(4096, c.bytes()), true);
+            readback = new HostReadback(Math.max(4096, c.bytes()), true, allocator);
         }
         readback.await(b);
         payload.writeBytes(readback.bytes(c).asByteBuffer());
@@ -320,6 +325,7 @@ final class Session {
             if (readback != null) {
                 readback.close();
             }
+            allocator.close(); // throws, listing it, if the session's memory did not all come back
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
         } finally {
