@@ -1,6 +1,5 @@
 package dev.gdsloader.loader.io;
 
-import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cufile.CuFileHandle;
 import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.loader.PathTaken;
@@ -9,6 +8,7 @@ import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 
 /**

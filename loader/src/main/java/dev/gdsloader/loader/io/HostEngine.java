@@ -1,10 +1,10 @@
 package dev.gdsloader.loader.io;
 
-import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 
 /**
