@@ -10,6 +10,8 @@ import dev.gdsloader.cufile.CuFileDriverProperties;
 import dev.gdsloader.cufile.CuFileLibrary;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.loader.io.PathSelector;
+import dev.gdsloader.memory.MemoryUsage;
+import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.posix.AlignedMemory;
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
@@ -26,7 +28,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = "Report GPU, driver, CUDA runtime, libcufile, cuFile mode and why, a pinned-memory test, "
-                + "whether a data directory takes O_DIRECT, and which path AUTO picks there.")
+                + "whether a data directory takes O_DIRECT, which path AUTO picks there, and the native memory budget "
+                + "with what is outstanding.")
 final class DoctorCommand implements Callable<Integer> {
     @Option(names = {"-d", "--data"}, description = "data directory to check (default: ${DEFAULT-VALUE})", defaultValue = ".")
     Path data;
@@ -62,6 +65,16 @@ final class DoctorCommand implements Callable<Integer> {
         line(out, "pinned memory", cuda.available() ? pinnedTest() : "not tested: no GPU");
         line(out, "O_DIRECT", directTest(data.toAbsolutePath()));
         line(out, "AUTO path", auto.reason());
+        NativeAllocator root = NativeAllocator.root();
+        line(out, "memory budget", "host " + MemoryUsage.size(root.hostLimit()) + (System.getProperty(NativeAllocator.HOST_LIMIT_PROPERTY)
+                == null ? " (half of this machine's " + MemoryUsage.size(NativeAllocator.hostMemoryBytes()) + "; -D"
+                + NativeAllocator.HOST_LIMIT_PROPERTY + " sets it)" : " (-D" + NativeAllocator.HOST_LIMIT_PROPERTY + ")")
+                + ", device " + MemoryUsage.size(root.deviceLimit()));
+        line(out, "memory held", root.usage().toString());
+        String held = root.describeOutstanding();
+        if (!held.isEmpty()) {
+            out.print(held);
+        }
         return 0;
     }
 

@@ -176,6 +176,10 @@ class CommandsTest {
         assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("GPU") && l.contains("none")), r.toString());
         assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("O_DIRECT") && l.contains(dir.toString())), r.toString());
         assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("cuFile mode") && l.contains("UNAVAILABLE")), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("memory budget   host ")
+                && l.contains("half of this machine's") && l.contains("device unlimited")), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().equals("memory held     device 0 B, pinned 0 B, host 0 B, "
+                + "host-registered 0 B, cufile-registered 0 B")), "the O_DIRECT probe's memory came back: " + r);
         assertEquals(List.of(), list(dir), "doctor leaves no probe files behind");
     }
 }

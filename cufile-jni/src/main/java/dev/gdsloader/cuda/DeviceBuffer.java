@@ -1,12 +1,15 @@
 package dev.gdsloader.cuda;
 
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.NativeAllocator;
 import jcuda.Pointer;
 import jcuda.runtime.JCuda;
 
 /**
  * Device (GPU) memory from {@code cudaMalloc} on the current device, freed once by {@link #close()}.
  *
- * <p>Owned by whoever allocated it. Thread-safe for reading its address; the memory contents are not
+ * <p>Charged to a {@link NativeAllocator} as {@link MemoryKind#DEVICE} from allocation to {@link #close()}.
+ * Owned by whoever allocated it. Thread-safe for reading its address; the memory contents are not
  * synchronised: order accesses with streams and events.
  */
 public final class DeviceBuffer extends NativeResource implements CudaStream.CopyEndpoint {
@@ -14,33 +17,57 @@ public final class DeviceBuffer extends NativeResource implements CudaStream.Cop
     private final long address;
     private final long size;
     private final int device;
+    private final NativeAllocator.Allocation allocation;
 
-    private DeviceBuffer(NativeAddress.AddressPointer pointer, long size, int device) {
+    private DeviceBuffer(NativeAddress.AddressPointer pointer, long size, int device, NativeAllocator.Allocation allocation) {
         this.pointer = pointer;
         this.address = pointer.address();
         this.size = size;
         this.device = device;
-        trackLeaks();
+        this.allocation = allocation;
+        trackLeaks(allocation.site());
     }
 
     /**
-     * Allocates {@code bytes} of device memory on the current device.
+     * Allocates {@code bytes} of device memory on the current device, charged to the process root allocator.
      *
      * @param bytes size in bytes, &gt; 0
      * @return the buffer, owned by the caller
      * @throws IllegalArgumentException if {@code bytes <= 0}
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the root's device budget would be exceeded
      * @throws CudaException if CUDA is unavailable or the device is out of memory
      */
     public static DeviceBuffer allocate(long bytes) {
+        return allocate(bytes, NativeAllocator.root());
+    }
+
+    /**
+     * Allocates {@code bytes} of device memory on the current device, charged to {@code allocator} (and its
+     * ancestors) until {@link #close()}.
+     *
+     * @param bytes size in bytes, &gt; 0
+     * @param allocator the allocator it is charged to
+     * @return the buffer, owned by the caller
+     * @throws IllegalArgumentException if {@code bytes <= 0}
+     * @throws dev.gdsloader.memory.MemoryBudgetException if a device budget would be exceeded (nothing allocated)
+     * @throws CudaException if CUDA is unavailable or the device is out of memory
+     */
+    public static DeviceBuffer allocate(long bytes, NativeAllocator allocator) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("device buffer size must be > 0 bytes, got " + bytes);
         }
         Cuda.ensure();
-        NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
-        Cuda.check(JCuda.cudaMalloc(p, bytes), "cudaMalloc(" + bytes + " bytes of GPU memory)");
-        int[] dev = {0};
-        JCuda.cudaGetDevice(dev);
-        return new DeviceBuffer(p, bytes, dev[0]);
+        NativeAllocator.Allocation a = allocator.reserve(MemoryKind.DEVICE, bytes, "device buffer of " + bytes + " bytes");
+        try {
+            NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
+            Cuda.check(JCuda.cudaMalloc(p, bytes), "cudaMalloc(" + bytes + " bytes of GPU memory)");
+            int[] dev = {0};
+            JCuda.cudaGetDevice(dev);
+            return new DeviceBuffer(p, bytes, dev[0], a);
+        } catch (RuntimeException | Error e) {
+            a.release();
+            throw e;
+        }
     }
 
     /** @return the device pointer (address in the device's unified address space) */
@@ -91,7 +118,11 @@ public final class DeviceBuffer extends NativeResource implements CudaStream.Cop
 
     @Override
     protected void free() {
-        Cuda.check(JCuda.cudaFree(pointer), "cudaFree(" + describe() + ")");
+        try {
+            Cuda.check(JCuda.cudaFree(pointer), "cudaFree(" + describe() + ")");
+        } finally {
+            allocation.release();
+        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.gdsloader.cuda;
 
+import dev.gdsloader.memory.LeakDetector;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,6 +29,16 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected final void trackLeaks() {
         leak = LeakDetector.track(this, describe());
+    }
+
+    /**
+     * Starts leak tracking at a site the caller's sampling already chose (a
+     * {@link dev.gdsloader.memory.NativeAllocator.Allocation#site()}); null: not sampled, nothing is tracked.
+     *
+     * @param site where the resource was allocated, or null
+     */
+    protected final void trackLeaks(Throwable site) {
+        leak = site == null ? LeakDetector.none() : LeakDetector.trackSampled(this, describe(), site);
     }
 
     /** @return true once {@link #close()} has been called */

@@ -1,5 +1,8 @@
 package dev.gdsloader.cuda;
 
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.NativeAllocator;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;
 import jcuda.runtime.JCuda;
@@ -11,39 +14,69 @@ import jcuda.runtime.JCuda;
  * link speed and can be asynchronous, whereas pageable memory goes through a hidden staging copy. The
  * allocation is page aligned (4 KiB), so it is also a valid {@code O_DIRECT} target.
  *
+ * <p>Its {@link #segment()} (and every slice of it) is scoped by a shared {@link Arena} closed in {@link #close()}:
+ * touching a segment after close throws {@link IllegalStateException} instead of reading freed memory. Charged
+ * to a {@link NativeAllocator} as {@link MemoryKind#PINNED} from allocation to close.
+ *
  * <p>Owned by whoever allocated it. Not synchronised: order accesses with streams and events.
  */
 public final class PinnedBuffer extends NativeResource implements CudaStream.CopyEndpoint {
     private final NativeAddress.AddressPointer pointer;
     private final long size;
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment segment;
+    private final NativeAllocator.Allocation allocation;
 
     @SuppressWarnings("restricted") // reinterpret: the segment spans exactly the cudaHostAlloc'ed size bytes
-    private PinnedBuffer(NativeAddress.AddressPointer pointer, long size) {
+    private PinnedBuffer(NativeAddress.AddressPointer pointer, long size, NativeAllocator.Allocation allocation) {
         this.pointer = pointer;
         this.size = size;
-        this.segment = MemorySegment.ofAddress(pointer.address()).reinterpret(size);
-        trackLeaks();
+        this.segment = MemorySegment.ofAddress(pointer.address()).reinterpret(size, arena, null);
+        this.allocation = allocation;
+        trackLeaks(allocation.site());
     }
 
     /**
-     * Allocates {@code bytes} of pinned host memory, portable across devices.
+     * Allocates {@code bytes} of pinned host memory, portable across devices, charged to the process root allocator.
      *
      * @param bytes size in bytes, &gt; 0
      * @return the buffer, owned by the caller
      * @throws IllegalArgumentException if {@code bytes <= 0}
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the root's host budget would be exceeded
      * @throws CudaException if CUDA is unavailable or the host cannot page-lock that much memory
      *     (the message names host memory, not GPU memory)
      */
     public static PinnedBuffer allocate(long bytes) {
+        return allocate(bytes, NativeAllocator.root());
+    }
+
+    /**
+     * Allocates {@code bytes} of pinned host memory, portable across devices, charged to {@code allocator} (and
+     * its ancestors) until {@link #close()}.
+     *
+     * @param bytes size in bytes, &gt; 0
+     * @param allocator the allocator it is charged to
+     * @return the buffer, owned by the caller
+     * @throws IllegalArgumentException if {@code bytes <= 0}
+     * @throws dev.gdsloader.memory.MemoryBudgetException if a host budget would be exceeded (nothing allocated)
+     * @throws CudaException if CUDA is unavailable or the host cannot page-lock that much memory
+     *     (the message names host memory, not GPU memory)
+     */
+    public static PinnedBuffer allocate(long bytes, NativeAllocator allocator) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("pinned buffer size must be > 0 bytes, got " + bytes);
         }
         Cuda.ensure();
-        NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
-        Cuda.check(JCuda.cudaHostAlloc(p, bytes, JCuda.cudaHostAllocPortable),
-                "cudaHostAlloc(" + bytes + " bytes of pinned host memory)");
-        return new PinnedBuffer(p, bytes);
+        NativeAllocator.Allocation a = allocator.reserve(MemoryKind.PINNED, bytes, "pinned host buffer of " + bytes + " bytes");
+        try {
+            NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
+            Cuda.check(JCuda.cudaHostAlloc(p, bytes, JCuda.cudaHostAllocPortable),
+                    "cudaHostAlloc(" + bytes + " bytes of pinned host memory)");
+            return new PinnedBuffer(p, bytes, a);
+        } catch (RuntimeException | Error e) {
+            a.release();
+            throw e;
+        }
     }
 
     /** @return the host address of the first byte */
@@ -58,8 +91,8 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /**
-     * @return a memory segment over the whole buffer; valid until {@link #close()}, after which any
-     *     access to it is undefined (the caller must not keep it)
+     * @return a memory segment over the whole buffer, scoped to this buffer: after {@link #close()} any access
+     *     to it or to a slice of it throws {@link IllegalStateException}
      */
     public MemorySegment segment() {
         checkOpen();
@@ -87,7 +120,12 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
 
     @Override
     protected void free() {
-        Cuda.check(JCuda.cudaFreeHost(pointer), "cudaFreeHost(" + describe() + ")");
+        arena.close(); // first: from here on every segment over the buffer refuses access
+        try {
+            Cuda.check(JCuda.cudaFreeHost(pointer), "cudaFreeHost(" + describe() + ")");
+        } finally {
+            allocation.release();
+        }
     }
 
     @Override

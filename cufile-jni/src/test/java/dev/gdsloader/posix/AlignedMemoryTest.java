@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gdsloader.memory.MemoryBudgetException;
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
@@ -38,6 +41,33 @@ class AlignedMemoryTest {
         m.close();
         assertDoesNotThrow(m::close);
         assertThrows(IllegalStateException.class, () -> s.get(ValueLayout.JAVA_BYTE, 0));
+    }
+
+    @Test
+    void aSliceCannotOutliveItsMemory() {
+        AlignedMemory m = new AlignedMemory(3 * 4096);
+        MemorySegment slice = m.segment().asSlice(4096, 100);
+        slice.set(ValueLayout.JAVA_BYTE, 99, (byte) 7);
+        assertEquals(7, slice.get(ValueLayout.JAVA_BYTE, 99));
+        m.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> slice.get(ValueLayout.JAVA_BYTE, 99));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> MemorySegment.copy(slice, 0, MemorySegment.ofArray(new byte[8]), 0, 8));
+    }
+
+    @Test
+    void itIsChargedToItsAllocatorUntilClosed() {
+        try (NativeAllocator a = NativeAllocator.root().newChild("aligned test", 3 * 4096, NativeAllocator.UNLIMITED)) {
+            AlignedMemory m = new AlignedMemory(2 * 4096, 4096, a);
+            assertEquals(2 * 4096, a.usage().bytes(MemoryKind.HOST));
+            assertEquals(2 * 4096, NativeAllocator.root().usage().bytes(MemoryKind.HOST));
+            MemoryBudgetException e = assertThrows(MemoryBudgetException.class, () -> new AlignedMemory(2 * 4096, 4096, a));
+            assertTrue(e.getMessage().contains("'aligned test' has a host budget of 12288 B"), e.getMessage());
+            m.close();
+            m.close();
+            assertEquals(0, a.outstandingBytes());
+            assertEquals(0, NativeAllocator.root().outstandingBytes());
+        }
     }
 
     @Test

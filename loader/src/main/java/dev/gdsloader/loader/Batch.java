@@ -2,10 +2,12 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.cuda.LeakDetector;
 import dev.gdsloader.loader.sampler.EpochOrder;
+import dev.gdsloader.memory.IllegalReferenceCountException;
+import dev.gdsloader.memory.LeakDetector;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * One batch handed to the consumer: {@link #records()} samples in the sampler's order (their global
@@ -16,9 +18,17 @@ import java.util.Optional;
  * for it with {@link #awaitOn(CudaStream)} (no host synchronisation), then, after enqueuing your work,
  * {@link #release(CudaStream)} so the loader refills the slot only after that work has run. Host-synchronous
  * users call {@link #close()} when done. The consumer owns one reference; {@link #retain()} adds more, and the
- * slot goes back when the count reaches zero (further releases do nothing). With
- * {@code -Dgdsloader.leakDetection=true} a batch collected unreleased is reported with where it was handed
- * out. Not thread-safe. Hold fewer batches than the prefetch depth, or the loader waits for you.
+ * slot goes back when the count reaches zero. Misuse fails loudly, as Netty's {@code ByteBuf} does: a release
+ * past zero, a retain after the last release, and every accessor that reaches the slot ({@link #columns()},
+ * {@link #column}, {@link #bytes()}, {@link #readyEvent()}, {@link #awaitOn}, and every accessor of the column
+ * views), which would read whatever batch the slot holds next, throw {@link IllegalReferenceCountException}
+ * naming the batch. What the batch is (its index, epoch, records and their indices, padding, path,
+ * {@link #describe()}, {@link #refCount()}) stays readable after release, as it is the batch's own. Leak detection ({@link LeakDetector}: sampled by
+ * default, every batch with {@code -Dgdsloader.leakDetection.level=paranoid}) reports a batch collected unreleased
+ * with where it was handed out.
+ *
+ * <p>The reference count is atomic, so owners on different threads may retain and release; the accessors are
+ * for one thread at a time. Hold fewer batches than the prefetch depth, or the loader waits for you.
  */
 public final class Batch implements AutoCloseable {
     /** Gives a slot back to the loader. */
@@ -30,27 +40,49 @@ public final class Batch implements AutoCloseable {
     private final EpochOrder order;
     private final int from;
     private final int records;
+    private final ColumnView[] views;
     private final List<ColumnView> columns;
     private final PathTaken path;
     private final CudaEvent ready;
     private final Releaser releaser;
     final int slot;
     private final LeakDetector.Tracker leak;
-    private int refCount = 1;
+    private static final AtomicIntegerFieldUpdater<Batch> REF_COUNT =
+            AtomicIntegerFieldUpdater.newUpdater(Batch.class, "refCount");
+    private volatile int refCount = 1;
 
-    Batch(long index, EpochOrder order, int from, int records, List<ColumnView> columns, PathTaken path, CudaEvent ready,
+    /**
+     * @param columns the slot's column state, filled for this batch; each gets a view that checks this batch
+     */
+    Batch(long index, EpochOrder order, int from, int records, SlotColumn[] columns, PathTaken path, CudaEvent ready,
           int slot, Releaser releaser) {
         this.index = index;
         this.order = order;
         this.from = from;
         this.records = records;
-        this.columns = columns;
+        this.views = new ColumnView[columns.length];
+        for (int c = 0; c < views.length; c++) {
+            views[c] = new ColumnView(this, columns[c]);
+        }
+        this.columns = java.util.Collections.unmodifiableList(java.util.Arrays.asList(views));
         this.path = path;
         this.ready = ready;
         this.slot = slot;
         this.releaser = releaser;
-        this.leak = LeakDetector.enabled() ? LeakDetector.track(this, describe() + " (slot " + slot + ")")
+        this.leak = LeakDetector.sample() ? LeakDetector.trackSampled(this, describe() + " (slot " + slot + ")", null)
                 : LeakDetector.none();
+    }
+
+    /**
+     * One volatile read, as Netty's {@code ensureAccessible}: every accessor of the batch and of its views calls it.
+     *
+     * @throws IllegalReferenceCountException if the batch was released
+     */
+    void ensureAccessible() {
+        if (refCount == 0) {
+            throw new IllegalReferenceCountException(describe() + " was already released: its slot may hold another "
+                    + "batch now, so its data and views are no longer readable");
+        }
     }
 
     /** @return batch index within the epoch, from 0 */
@@ -116,6 +148,7 @@ public final class Batch implements AutoCloseable {
 
     /** @return the column views, in dataset column order */
     public List<ColumnView> columns() {
+        ensureAccessible();
         return columns;
     }
 
@@ -125,13 +158,23 @@ public final class Batch implements AutoCloseable {
      * @throws IllegalArgumentException if there is no such column
      */
     public ColumnView column(String name) {
-        return columns.stream().filter(c -> c.name().equals(name)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("batch has no column '" + name + "'"));
+        ensureAccessible();
+        for (ColumnView v : views) {
+            if (v.column.name.equals(name)) {
+                return v;
+            }
+        }
+        throw new IllegalArgumentException(describe() + " has no column '" + name + "'");
     }
 
     /** @return useful bytes over all columns */
     public long bytes() {
-        return columns.stream().mapToLong(ColumnView::bytes).sum();
+        ensureAccessible();
+        long n = 0;
+        for (ColumnView v : views) {
+            n += v.column.bytes;
+        }
+        return n;
     }
 
     /** @return how the bytes really travelled */
@@ -141,6 +184,7 @@ public final class Batch implements AutoCloseable {
 
     /** @return the event after which the data is in device memory; empty on the host path */
     public Optional<CudaEvent> readyEvent() {
+        ensureAccessible();
         return Optional.ofNullable(ready);
     }
 
@@ -151,6 +195,7 @@ public final class Batch implements AutoCloseable {
      * @param consumerStream the consumer's stream
      */
     public void awaitOn(CudaStream consumerStream) {
+        ensureAccessible();
         if (ready != null) {
             consumerStream.waitFor(ready);
         }
@@ -161,12 +206,17 @@ public final class Batch implements AutoCloseable {
      * records an event there and refills the slot only after it.
      *
      * @param consumerStream the stream the consumer used the data on
+     * @throws IllegalReferenceCountException if the batch was already released as often as it was retained
      */
     public void release(CudaStream consumerStream) {
         drop(consumerStream);
     }
 
-    /** Releases the batch now: the caller is done with its memory. */
+    /**
+     * Releases the batch now: the caller is done with its memory.
+     *
+     * @throws IllegalReferenceCountException if the batch was already released as often as it was retained
+     */
     @Override
     public void close() {
         drop(null);
@@ -178,14 +228,18 @@ public final class Batch implements AutoCloseable {
      * different streams, the last to release must order its stream after the others' work.
      *
      * @return this
-     * @throws IllegalStateException if the batch was already released
+     * @throws IllegalReferenceCountException if the batch was already released
      */
     public Batch retain() {
-        if (refCount == 0) {
-            throw new IllegalStateException(describe() + " was already released");
+        while (true) {
+            int n = refCount;
+            if (n <= 0) {
+                throw new IllegalReferenceCountException(describe() + " was already released: it cannot be retained");
+            }
+            if (REF_COUNT.compareAndSet(this, n, n + 1)) {
+                return this;
+            }
         }
-        refCount++;
-        return this;
     }
 
     /** @return owners still holding the batch; 0 once its slot went back to the loader */
@@ -194,12 +248,19 @@ public final class Batch implements AutoCloseable {
     }
 
     private void drop(CudaStream consumerStream) {
-        if (refCount == 0) {
-            return;
-        }
-        if (--refCount == 0) {
-            leak.release();
-            releaser.release(this, consumerStream);
+        while (true) {
+            int n = refCount;
+            if (n <= 0) {
+                throw new IllegalReferenceCountException(describe() + " was already released (released more often than "
+                        + "retained)");
+            }
+            if (REF_COUNT.compareAndSet(this, n, n - 1)) {
+                if (n == 1) {
+                    leak.release();
+                    releaser.release(this, consumerStream);
+                }
+                return;
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.memory.IllegalReferenceCountException;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Optional;
@@ -11,67 +12,56 @@ import java.util.Optional;
  * {@code dtype}, {@code bytes} long, in device memory ({@link #devicePointer()}) or, on the host path,
  * in host memory ({@link #hostSegment()}).
  *
- * <p>Valid until its batch is released; the memory belongs to the loader's slot, and the view object is
- * refilled for the next batch the slot holds. The device pointer is aligned to at least the dtype's item size.
+ * <p>Belongs to one batch: every accessor first checks that its batch is still held (one volatile read) and
+ * throws {@link IllegalReferenceCountException} naming the batch once it was released, instead of reading
+ * whatever batch the slot holds next. The memory belongs to the loader's slot: a pointer or segment taken from
+ * the view is valid until the batch is released (the segment of the host path stays readable after that, until
+ * the loader closes, but then holds a later batch's bytes). The device pointer is aligned to at least the dtype's
+ * item size. For the batch's thread.
  */
 public final class ColumnView {
-    private final String name;
-    private final DType dtype;
-    private final long[] shape;
-    private final DeviceBuffer device;
-    private final MemorySegment hostTarget;
-    private long bytes;
-    private long offset;
-    private MemorySegment host;
+    private final Batch batch;
+    final SlotColumn column;
+
+    ColumnView(Batch batch, SlotColumn column) {
+        this.batch = batch;
+        this.column = column;
+    }
 
     /**
-     * A slot's view of one column, refilled by {@link #fill} for each batch the slot holds.
-     *
-     * @param name column name
-     * @param dtype element type
-     * @param recordShape shape of one record
-     * @param device the slot's device memory, or null on the host path
-     * @param hostTarget the slot's host memory, or null on device paths
+     * @return the column name
+     * @throws IllegalReferenceCountException if the batch was released (as every accessor here)
      */
-    ColumnView(String name, DType dtype, long[] recordShape, DeviceBuffer device, MemorySegment hostTarget) {
-        this.name = name;
-        this.dtype = dtype;
-        this.shape = new long[recordShape.length + 1];
-        System.arraycopy(recordShape, 0, shape, 1, recordShape.length);
-        this.device = device;
-        this.hostTarget = hostTarget;
-    }
-
-    void fill(int records, long viewBytes, long viewOffset) {
-        shape[0] = records;
-        bytes = viewBytes;
-        offset = viewOffset;
-        host = hostTarget == null ? null : hostTarget.asSlice(viewOffset, viewBytes);
-    }
-
-    /** @return the column name */
     public String name() {
-        return name;
+        batch.ensureAccessible();
+        return column.name;
     }
 
     /** @return element type */
     public DType dtype() {
-        return dtype;
+        batch.ensureAccessible();
+        return column.dtype;
     }
 
-    /** @return shape, batch dimension first (a copy) */
+    /** @return shape, batch dimension first (a new array) */
     public long[] shape() {
-        return shape.clone();
+        batch.ensureAccessible();
+        long[] shape = new long[column.recordShape.length + 1];
+        shape[0] = column.records;
+        System.arraycopy(column.recordShape, 0, shape, 1, column.recordShape.length);
+        return shape;
     }
 
     /** @return size in bytes ({@code prod(shape) x dtype.itemSize()}) */
     public long bytes() {
-        return bytes;
+        batch.ensureAccessible();
+        return column.bytes;
     }
 
     /** @return true if the data is in device memory */
     public boolean onDevice() {
-        return device != null;
+        batch.ensureAccessible();
+        return column.device != null;
     }
 
     /**
@@ -79,10 +69,11 @@ public final class ColumnView {
      * @throws IllegalStateException on the host path
      */
     public long devicePointer() {
-        if (device == null) {
-            throw new IllegalStateException("column '" + name + "' is in host memory (host path): use hostSegment()");
+        batch.ensureAccessible();
+        if (column.device == null) {
+            throw new IllegalStateException("column '" + column.name + "' is in host memory (host path): use hostSegment()");
         }
-        return device.address() + offset;
+        return column.device.address() + column.offset;
     }
 
     /**
@@ -90,12 +81,14 @@ public final class ColumnView {
      *     ({@code CudaStream.copyToHost}); empty on the host path
      */
     public Optional<DeviceBuffer> deviceBuffer() {
-        return Optional.ofNullable(device);
+        batch.ensureAccessible();
+        return Optional.ofNullable(column.device);
     }
 
     /** @return byte offset of this view inside {@link #deviceBuffer()} */
     public long deviceOffset() {
-        return offset;
+        batch.ensureAccessible();
+        return column.offset;
     }
 
     /**
@@ -103,14 +96,20 @@ public final class ColumnView {
      * @throws IllegalStateException on a device path
      */
     public MemorySegment hostSegment() {
-        if (host == null) {
-            throw new IllegalStateException("column '" + name + "' is in device memory: use devicePointer()");
+        batch.ensureAccessible();
+        if (column.host == null) {
+            throw new IllegalStateException("column '" + column.name + "' is in device memory: use devicePointer()");
         }
-        return host;
+        return column.host;
     }
 
+    /** @return e.g. "images: UINT8[256, 28, 28], 200704 bytes on GPU"; for a released batch, says so instead */
     @Override
     public String toString() {
-        return name + ": " + dtype + Arrays.toString(shape) + ", " + bytes + " bytes" + (onDevice() ? " on GPU" : " on host");
+        if (batch.refCount() == 0) {
+            return "column '" + column.name + "' of " + batch.describe() + " (released)";
+        }
+        return column.name + ": " + column.dtype + Arrays.toString(shape()) + ", " + column.bytes + " bytes"
+                + (column.device != null ? " on GPU" : " on host");
     }
 }

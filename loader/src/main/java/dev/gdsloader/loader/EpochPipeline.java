@@ -25,21 +25,20 @@ import java.util.concurrent.TimeoutException;
  * (waiting for the consumer's release), plans the batch into the slot's plan, starts its reads on the I/O
  * pool and queues the slot; the consumer's {@link #next()} takes slots in order and waits for their reads.
  * Reads of up to prefetch-depth batches are in flight while the consumer works. Plans, chunk tasks and
- * column views belong to the slots and are refilled in place: a batch costs one small {@link Batch} object.
+ * column state belong to the slots and are refilled in place: a batch costs one small {@link Batch} object with
+ * one light {@link ColumnView} per column.
  */
 final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private static final Object END = new Object();
 
-    /** The per-slot objects the consumer sees, refilled for every batch the slot holds. */
+    /** The per-slot plan and column state, refilled for every batch the slot holds. */
     static final class SlotViews {
         final SlotPlan plan;
-        final ColumnView[] views;
-        final List<ColumnView> list;
+        final SlotColumn[] views;
 
-        SlotViews(SlotPlan plan, ColumnView[] views) {
+        SlotViews(SlotPlan plan, SlotColumn[] views) {
             this.plan = plan;
             this.views = views;
-            this.list = List.of(views);
         }
     }
 
@@ -194,7 +193,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         storageBytes += read;
         lastNanos = System.nanoTime();
         outstanding.incrementAndGet();
-        return new Batch(plan.index(), order, plan.from(), plan.records(), sv.list, engine.pathTaken(), slot.ready(),
+        return new Batch(plan.index(), order, plan.from(), plan.records(), sv.views, engine.pathTaken(), slot.ready(),
                 slot.index(), this::release);
     }
 

@@ -15,6 +15,8 @@ import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -49,7 +51,12 @@ import java.util.logging.Logger;
  *
  * <p>Each call of {@link #iterator()} runs one epoch; one epoch at a time. The loader owns its slots
  * (device, pinned and host memory, streams, events), its I/O threads and its open files; {@link #close()}
- * stops I/O within a bounded time and frees them once. Not thread-safe: one consumer thread.
+ * stops I/O within a bounded time and frees them once. Its memory comes from a child {@link NativeAllocator} of
+ * {@link Builder#allocator} (default: the process root, whose host budget is half of the host's memory), named
+ * after the loader and limited by {@link Builder#memoryLimit}; a ring that does not fit the budget is refused at
+ * build, naming the budget and who holds the rest; {@link #stats()} shows what is outstanding, and
+ * {@link #close()} closes the child, throwing if anything it handed out is still outstanding. Not thread-safe:
+ * one consumer thread.
  */
 public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(GdsLoader.class.getName());
@@ -68,6 +75,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final String pathReason;
     private final List<Slot> slots = new ArrayList<>();
     private final ThreadPoolExecutor pool;
+    private final NativeAllocator allocator;
     private EpochPipeline.SlotViews[] slotViews;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
@@ -94,7 +102,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return new Builder(null, dataset);
     }
 
-    private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason) throws IOException {
+    private static final AtomicInteger LOADERS = new AtomicInteger();
+
+    private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason, NativeAllocator parent,
+                      long memoryLimit) throws IOException {
         this.dataset = dataset.select(options.columns());
         this.options = options;
         long[] shardRecords = this.dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
@@ -126,13 +137,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
         // a queue that holds every chunk of every slot, so submitting never blocks, rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * engine.maxChunks(layout, maxPieces));
+        this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
+                memoryLimit);
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queue), ioThreads(options.device(), engine.pathTaken().onDevice()));
         try {
-            checkHostMemory(this.dataset, layout, options.prefetchDepth(), engine.pathTaken());
+            checkBudget(this.dataset, layout, options.prefetchDepth(), engine.pathTaken());
             for (int i = 0; i < options.prefetchDepth(); i++) {
                 try {
-                    slots.add(engine.newSlot(i, layout, maxPieces));
+                    slots.add(engine.newSlot(i, layout, maxPieces, allocator));
                 } catch (dev.gdsloader.cuda.CudaException e) {
                     if (slots.size() < 2 || !e.getMessage().contains("pinned host memory")) {
                         throw e;
@@ -147,9 +160,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             }
             slotViews = new EpochPipeline.SlotViews[slots.size()];
             for (Slot slot : slots) {
-                ColumnView[] views = new ColumnView[cols.size()];
+                SlotColumn[] views = new SlotColumn[cols.size()];
                 for (int c = 0; c < views.length; c++) {
-                    views[c] = new ColumnView(cols.get(c).name(), cols.get(c).dtype(), cols.get(c).recordShape(),
+                    views[c] = new SlotColumn(cols.get(c).name(), cols.get(c).dtype(), cols.get(c).recordShape(),
                             slot.device(), slot.hostTarget());
                 }
                 slotViews[slot.index()] = new EpochPipeline.SlotViews(new SlotPlan(maxPieces), views);
@@ -160,21 +173,28 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
     }
 
-    /** Refuses rings whose host memory (pinned or plain) would exceed half of the machine's memory. */
-    private static void checkHostMemory(Dataset dataset, SlotLayout layout, int depth, PathTaken path) {
-        long perSlot = switch (path) {
+    /**
+     * Refuses, before allocating any slot, a ring whose host memory (pinned or plain) or device memory does not fit
+     * the budgets of this loader's allocator and its ancestors (by default the root's host budget: half of the
+     * machine's memory).
+     */
+    private void checkBudget(Dataset dataset, SlotLayout layout, int depth, PathTaken path) {
+        long hostPerSlot = switch (path) {
             case HOST -> layout.targetBytes() + layout.stagingBytes();
             // pinned staging plus the pinned image the small-record columns are packed into
             case BOUNCE -> layout.stagingBytes() + dev.gdsloader.loader.io.BounceEngine.packingBytes(dataset, layout);
             default -> 0;
         };
-        long total = DirectIoPolicy.hostMemoryBytes();
-        if (perSlot > 0 && (double) perSlot * depth > total / 2.0) {
-            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
-                    "prefetch depth %d x %.1f MiB of host memory per slot = %.2f GB exceeds half of this machine's %.1f GB: "
-                            + "use a smaller batch or prefetch depth", depth, perSlot / 1048576.0, (double) perSlot * depth / 1e9,
-                    total / 1e9));
-        }
+        long devicePerSlot = path.onDevice() ? layout.targetBytes() : 0;
+        String hint = ": use a smaller batch or prefetch depth, or a larger budget";
+        allocator.checkAvailable(path == PathTaken.HOST ? MemoryKind.HOST : MemoryKind.PINNED, hostPerSlot * depth,
+                ring(depth, hostPerSlot, "host") + hint);
+        allocator.checkAvailable(MemoryKind.DEVICE, devicePerSlot * depth, ring(depth, devicePerSlot, "device") + hint);
+    }
+
+    private static String ring(int depth, long perSlot, String kind) {
+        return String.format(java.util.Locale.ROOT, "prefetch depth %d x %.1f MiB of %s memory per slot = %.2f GB", depth,
+                perSlot / 1048576.0, kind, (double) perSlot * depth / 1e9);
     }
 
     private static ThreadFactory ioThreads(int device, boolean gpu) {
@@ -295,10 +315,22 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         return epoch;
     }
 
-    /** @return counters of the current (or last) epoch */
+    /**
+     * @return counters of the current (or last) epoch, with the native memory this loader holds now
+     *     ({@link LoaderStats#memory()}: device, pinned, host and registered bytes outstanding in its allocator)
+     */
     public LoaderStats stats() {
-        return epoch != null ? epoch.stats() : lastStats != null ? lastStats
+        LoaderStats s = epoch != null ? epoch.stats() : lastStats != null ? lastStats
                 : new LoaderStats(engine.pathTaken(), 0, 0, 0, 0, 0, 0, 0);
+        return s.withMemory(allocator.usage());
+    }
+
+    /**
+     * @return this loader's allocator: a child of {@link Builder#allocator}'s (default the root), owned and closed
+     *     by the loader; read its {@link NativeAllocator#usage()} or make no allocations of your own from it
+     */
+    public NativeAllocator allocator() {
+        return allocator;
     }
 
     /**
@@ -336,6 +368,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         if (first != null) {
             throw first;
         }
+        if (allocator != null) {
+            allocator.close(); // throws, listing it, if any memory of the slots is still outstanding
+        }
     }
 
     /**
@@ -347,6 +382,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private final Dataset dataset;
         private LoaderOptions options = LoaderOptions.defaults();
         private LoaderState resume;
+        private NativeAllocator allocator = NativeAllocator.root();
+        private long memoryLimit = NativeAllocator.UNLIMITED;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -516,6 +553,36 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * The allocator this loader's memory comes from: the loader makes a child of it, named after the loader,
+         * and closes the child in {@link GdsLoader#close()}. Use a service session's or a test's allocator to bound
+         * several loaders together.
+         *
+         * @param parent the parent allocator (default: {@link NativeAllocator#root()}), owned by the caller, who
+         *     closes it after the loader
+         * @return this
+         */
+        public Builder allocator(NativeAllocator parent) {
+            this.allocator = java.util.Objects.requireNonNull(parent, "allocator");
+            return this;
+        }
+
+        /**
+         * Limits this loader's own allocator: at most {@code bytes} of host memory (pinned and plain) and at most
+         * {@code bytes} of device memory; the parent's budgets apply as well.
+         *
+         * @param bytes the limit of each budget, bytes, &ge; 0 (default {@link NativeAllocator#UNLIMITED}: only the
+         *     parent's budgets)
+         * @return this
+         */
+        public Builder memoryLimit(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("memoryLimit must be >= 0 bytes, got " + bytes);
+            }
+            this.memoryLimit = bytes;
+            return this;
+        }
+
+        /**
          * @param names columns to load (all when none are given)
          * @return this
          */
@@ -531,6 +598,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @throws IOException if the dataset cannot be read (naming file and offset) or GDS was requested
          *     and a shard cannot be registered
          * @throws IllegalArgumentException on invalid options (a batch size not set, a saved state that does not match)
+         * @throws dev.gdsloader.memory.MemoryBudgetException if the ring does not fit the allocator's budget or an
+         *     ancestor's (naming the budget, the request and who holds the rest)
          * @throws IllegalStateException if the requested path is not possible here (with the reason)
          * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
          */
@@ -542,7 +611,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             Dataset d = dataset != null ? dataset : Dataset.open(dir);
             DirectIoPolicy.Choice io = DirectIoPolicy.choose(o.directIo(),
                     (o.columns().isEmpty() ? d : d.select(o.columns())).dataBytes(), DirectIoPolicy.hostMemoryBytes());
-            return new GdsLoader(d, o.withDirectIo(io.direct()), resume, io.reason());
+            return new GdsLoader(d, o.withDirectIo(io.direct()), resume, io.reason(), allocator, memoryLimit);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -12,16 +13,31 @@ import java.lang.foreign.MemorySegment;
  */
 public final class HostReadback implements AutoCloseable {
     private final CudaStream stream;
+    private final NativeAllocator allocator;
     private PinnedBuffer back;
 
     /**
+     * Takes its pinned memory from the process root allocator.
+     *
      * @param maxColumnBytes the largest column view it is expected to copy, bytes (larger ones grow the buffer)
      * @param device whether the batches are on the device (allocates a stream and pinned memory)
      * @throws dev.gdsloader.cuda.CudaException if the stream or the pinned memory cannot be allocated
      */
     public HostReadback(long maxColumnBytes, boolean device) {
+        this(maxColumnBytes, device, NativeAllocator.root());
+    }
+
+    /**
+     * @param maxColumnBytes the largest column view it is expected to copy, bytes (larger ones grow the buffer)
+     * @param device whether the batches are on the device (allocates a stream and pinned memory)
+     * @param allocator the allocator its pinned memory is charged to
+     * @throws dev.gdsloader.cuda.CudaException if the stream or the pinned memory cannot be allocated
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses the pinned memory
+     */
+    public HostReadback(long maxColumnBytes, boolean device, NativeAllocator allocator) {
+        this.allocator = allocator;
         this.stream = device ? CudaStream.create() : null;
-        this.back = device ? PinnedBuffer.allocate(Math.max(1, maxColumnBytes)) : null;
+        this.back = device ? PinnedBuffer.allocate(Math.max(1, maxColumnBytes), allocator) : null;
     }
 
     /**
@@ -46,7 +62,7 @@ public final class HostReadback implements AutoCloseable {
         }
         if (v.bytes() > back.size()) { // the previous copy was waited for: the old buffer is idle
             back.close();
-            back = PinnedBuffer.allocate(v.bytes());
+            back = PinnedBuffer.allocate(v.bytes(), allocator);
         }
         stream.copyToHost(back, 0, v.deviceBuffer().orElseThrow(), v.deviceOffset(), v.bytes());
         stream.synchronize();

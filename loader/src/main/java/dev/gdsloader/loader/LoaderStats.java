@@ -1,5 +1,7 @@
 package dev.gdsloader.loader;
 
+import dev.gdsloader.memory.MemoryUsage;
+
 /**
  * Counters of one epoch (or of the epoch in progress), for benchmarks and metrics.
  *
@@ -11,9 +13,24 @@ package dev.gdsloader.loader;
  * @param stallNanos time the consumer spent waiting inside {@code next()} for a batch
  * @param ioNanos time the I/O threads spent reading (summed over threads; above {@code wallNanos} when reads overlap)
  * @param slotsInFlight slots holding a batch that is being read or is with the consumer, now
+ * @param memory native memory the loader's allocator holds now: device, pinned, host and registered bytes
  */
 public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
-                          long ioNanos, int slotsInFlight) {
+                          long ioNanos, int slotsInFlight, MemoryUsage memory) {
+    /** Counters without a memory snapshot ({@link MemoryUsage#NONE}). */
+    public LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
+                       long ioNanos, int slotsInFlight) {
+        this(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, MemoryUsage.NONE);
+    }
+
+    /**
+     * @param usage a memory snapshot
+     * @return these counters with it
+     */
+    public LoaderStats withMemory(MemoryUsage usage) {
+        return new LoaderStats(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, usage);
+    }
+
     /** @return delivered throughput in GB/s (1e9 bytes per second), 0 before the first batch */
     public double gigabytesPerSecond() {
         return wallNanos == 0 ? 0 : bytes / (double) wallNanos;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gdsloader.cuda.LeakDetector;
+import dev.gdsloader.memory.LeakDetector;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -29,8 +29,8 @@ class BatchLeakTest {
             assertEquals(1, first.refCount(), "one owner left");
             first.close();
             assertEquals(0, first.refCount());
-            first.close(); // harmless
-            assertThrows(IllegalStateException.class, first::retain);
+            assertThrows(dev.gdsloader.memory.IllegalReferenceCountException.class, first::close, "a release past zero");
+            assertThrows(dev.gdsloader.memory.IllegalReferenceCountException.class, first::retain);
             int n = 1;
             while (it.hasNext()) {
                 it.next().close();
@@ -41,11 +41,24 @@ class BatchLeakTest {
     }
 
     @Test
-    void anUnreleasedBatchIsReportedWhenLeakDetectionIsOn() throws Exception {
-        // the detector reads its switch once per JVM: run a child JVM with it on
+    void anUnreleasedBatchIsReportedWithItsAllocationSiteUnderParanoid() throws Exception {
+        String out = runLeakingConsumer("-D" + LeakDetector.LEVEL_PROPERTY + "=paranoid");
+        assertTrue(out.contains("LEAK: batch 0 of epoch 0"), out);
+        // the allocation site: the consumer's own frame that took the batch
+        assertTrue(out.contains("at dev.gdsloader.loader.BatchLeakTest$LeakingConsumer.takeAndDrop"), out);
+    }
+
+    @Test
+    void theOldSwitchStillMeansParanoid() throws Exception {
+        String out = runLeakingConsumer("-D" + LeakDetector.PROPERTY + "=true");
+        assertTrue(out.contains("LEAK: batch 0 of epoch 0") && out.contains("LeakingConsumer"), out);
+    }
+
+    /** The detector reads its properties once per JVM: a child JVM runs with them. */
+    private String runLeakingConsumer(String property) throws Exception {
         TestShards.writeImages(dir, 4);
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-D" + LeakDetector.PROPERTY + "=true",
+                property,
                 "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
                         "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
                 "-cp", System.getProperty("java.class.path"), LeakingConsumer.class.getName(), dir.toString())
@@ -53,7 +66,7 @@ class BatchLeakTest {
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.exitValue(), out);
-        assertTrue(out.contains("LEAK: batch 0 of epoch 0") && out.contains("LeakingConsumer"), out);
+        return out;
     }
 
     /** Takes one batch, drops it without releasing, and waits for the leak report. */

@@ -138,4 +138,24 @@ class LoaderGpuTest {
             assertTrue(loader.pathReason().length() > 10, loader.pathReason());
         }
     }
+
+    /** A bounce-path loader's device and pinned slot memory is charged to its allocator until close. */
+    @Test
+    void aBouncePathLoaderHoldsDeviceAndPinnedMemoryUntilClose() throws IOException {
+        TestShards.writeImages(dir, 300, 200);
+        try (dev.gdsloader.memory.NativeAllocator parent = dev.gdsloader.memory.NativeAllocator.root().newChild("gpu loader parent", 1L << 30, 1L << 30)) {
+            try (GdsLoader loader = GdsLoader.builder(dir).batchSize(64).path(ReadPath.BOUNCE).prefetchDepth(3)
+                    .allocator(parent).build()) {
+                dev.gdsloader.memory.MemoryUsage m = loader.stats().memory();
+                assertTrue(m.device() >= 3L * 64 * TestShards.IMAGE_BYTES, m.toString());
+                assertTrue(m.pinned() > 0, m.toString());
+                assertEquals(0, m.host(), m.toString());
+                assertEquals(m.outstandingBytes(), parent.outstandingBytes());
+                for (Batch b : loader) {
+                    b.close();
+                }
+            }
+            assertEquals(0, parent.outstandingBytes());
+        }
+    }
 }

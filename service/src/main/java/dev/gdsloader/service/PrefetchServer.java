@@ -16,6 +16,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import dev.gdsloader.memory.NativeAllocator;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Set;
@@ -39,7 +40,9 @@ import java.util.logging.Logger;
  * }</pre>
  *
  * <p>Ownership: the server owns its two event loop groups, its listening channel, every accepted channel and
- * every session (loader, lent batches); {@link #close()} frees them once. A client's disconnect frees its
+ * every session (loader, lent batches); {@link #close()} frees them once. Native memory: the server takes a child
+ * of {@link Builder#allocator} (default the process root) and each session a child of that, so every session's
+ * loader is bounded by the same budgets ({@link #allocator()} shows what they hold). A client's disconnect frees its
  * session. A request the server refuses (unknown dataset, bad option) is answered with an {@code ERROR} naming
  * what was wrong; the server keeps serving. Thread-safe.
  */
@@ -55,10 +58,13 @@ public final class PrefetchServer implements AutoCloseable {
     private final ChannelGroup channels = new DefaultChannelGroup("gdsloader-service", GlobalEventExecutor.INSTANCE);
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicLong sessionIds = new AtomicLong();
+    private final NativeAllocator allocator;
     private volatile boolean closed;
 
     private PrefetchServer(Builder b) throws IOException {
         this.root = b.root;
+        this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED,
+                NativeAllocator.UNLIMITED);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(b.ioThreads, NioIoHandler.newFactory());
         try {
@@ -74,9 +80,11 @@ public final class PrefetchServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             shutdownGroups();
+            allocator.close();
             throw new IOException("interrupted while binding " + b.bind + ":" + b.port, e);
         } catch (RuntimeException e) {
             shutdownGroups();
+            allocator.close();
             throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + e.getMessage(), e);
         }
     }
@@ -103,6 +111,14 @@ public final class PrefetchServer implements AutoCloseable {
     /** @return the dataset root */
     public Path root() {
         return root;
+    }
+
+    /**
+     * @return the server's allocator: a child of {@link Builder#allocator}'s whose children are the sessions';
+     *     owned and closed by the server
+     */
+    public NativeAllocator allocator() {
+        return allocator;
     }
 
     /** @return sessions whose resources (loader, lent batches) are not yet freed: one per open connection */
@@ -135,17 +151,27 @@ public final class PrefetchServer implements AutoCloseable {
         for (Session s : Set.copyOf(sessions)) {
             s.close();
         }
+        boolean allFreed = true;
         for (Session s : Set.copyOf(sessions)) {
             try {
                 if (!s.awaitFreed(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
                     LOG.warning("gdsloader: session " + s.id() + " did not free its loader in time");
+                    allFreed = false;
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                allFreed = false;
                 break;
             }
         }
         shutdownGroups();
+        if (allFreed) {
+            try {
+                allocator.close();
+            } catch (IllegalStateException e) {
+                LOG.warning("gdsloader: " + e.getMessage());
+            }
+        }
     }
 
     private void shutdownGroups() {
@@ -166,7 +192,7 @@ public final class PrefetchServer implements AutoCloseable {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             channels.add(ctx.channel());
-            session = new Session(Long.toString(sessionIds.incrementAndGet()), ctx.channel(), root, sessions::remove);
+            session = new Session(Long.toString(sessionIds.incrementAndGet()), ctx.channel(), root, allocator, sessions::remove);
             sessions.add(session);
             if (closed) {
                 ctx.close();
@@ -199,6 +225,7 @@ public final class PrefetchServer implements AutoCloseable {
         private String bind = "127.0.0.1";
         private int port;
         private int ioThreads = 2;
+        private NativeAllocator allocator = NativeAllocator.root();
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -237,6 +264,16 @@ public final class PrefetchServer implements AutoCloseable {
                 throw new IllegalArgumentException("ioThreads must be >= 1, got " + threads);
             }
             this.ioThreads = threads;
+            return this;
+        }
+
+        /**
+         * @param parent the allocator the server's sessions take their memory from, through a server child
+         *     (default: {@link NativeAllocator#root()}); owned by the caller, who closes it after the server
+         * @return this
+         */
+        public Builder allocator(NativeAllocator parent) {
+            this.allocator = java.util.Objects.requireNonNull(parent, "allocator");
             return this;
         }
 

@@ -7,6 +7,7 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.HostReadback;
+import dev.gdsloader.memory.NativeAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -44,6 +45,8 @@ final class Session {
     private final Path root;
     private final Consumer<Session> onClosed;
     private final ExecutorService thread;
+    /** The session's memory: its loader's and read-back's allocations, bounded by the server's allocator. */
+    private final NativeAllocator allocator;
     private final CountDownLatch freed = new CountDownLatch(1);
     // session-thread state
     private GdsLoader loader;
@@ -58,11 +61,13 @@ final class Session {
     private HostReadback readback;
     private boolean closed;
 
-    Session(String id, Channel channel, Path root, Consumer<Session> onClosed) {
+    Session(String id, Channel channel, Path root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
         this.id = id;
         this.channel = channel;
         this.root = root;
         this.onClosed = onClosed;
+        this.allocator = serverAllocator.newChild("session " + id + " (" + channel.remoteAddress() + ")",
+                NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "gdsloader-session-" + id);
             t.setDaemon(true);
@@ -148,7 +153,7 @@ final class Session {
             throw new IllegalArgumentException("unknown dataset '" + o.dataset() + "': no such directory or shard under the dataset root " + root);
         }
         Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
-        GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions());
+        GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions()).allocator(allocator);
         GdsLoader l;
         try {
             l = b.build();
@@ -265,7 +270,7 @@ final class Session {
     /** Device path with host delivery: the column comes down through a pinned staging buffer. */
     private void download(Batch b, ColumnView c, ByteBuf payload) {
         if (readback == null) {
-            readback = new HostReadback(Math.max(4096, c.bytes()), true);
+            readback = new HostReadback(Math.max(4096, c.bytes()), true, allocator);
         }
         readback.await(b);
         payload.writeBytes(readback.bytes(c).asByteBuffer());
@@ -304,6 +309,7 @@ final class Session {
             if (readback != null) {
                 readback.close();
             }
+            allocator.close(); // throws, listing it, if the session's memory did not all come back
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
         } finally {

@@ -273,4 +273,30 @@ class PrefetchServiceTest extends ServiceTestBase {
         b.close();
         assertThrows(java.io.IOException.class, () -> new Socket("127.0.0.1", server.port()).close(), "no longer listening");
     }
+
+    @Test
+    void eachSessionsMemoryIsChargedUnderTheServersAllocatorAndComesBackWhenItCloses() throws Exception {
+        try (PrefetchClient c = client().prefetchDepth(2).open()) {
+            assertTrue(c.iterator().hasNext());
+            long held = server.allocator().outstandingBytes();
+            assertTrue(held > 0, "the session's loader slots are charged to the server: " + server.allocator().usage());
+            assertEquals(held, server.allocator().usage().host(), "host path: plain host memory");
+        }
+        awaitSessions(0);
+        assertEquals(0, server.allocator().outstandingBytes());
+    }
+
+    @Test
+    void aSessionPastTheServersBudgetGetsAnErrorNamingIt() throws Exception {
+        server.close();
+        try (dev.gdsloader.memory.NativeAllocator tiny = dev.gdsloader.memory.NativeAllocator.root()
+                .newChild("test server budget", 4096, dev.gdsloader.memory.NativeAllocator.UNLIMITED)) {
+            server = PrefetchServer.builder(root).allocator(tiny).start();
+            var e = assertThrows(PrefetchServiceException.class, () -> client().open());
+            assertTrue(e.getMessage().contains("allocator 'test server budget' has a host budget of 4096 B"), e.getMessage());
+            awaitSessions(0);
+            server.close();
+            assertEquals(0, tiny.outstandingBytes());
+        }
+    }
 }

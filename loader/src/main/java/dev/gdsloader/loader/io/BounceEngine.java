@@ -4,6 +4,7 @@ import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
@@ -48,12 +49,12 @@ public final class BounceEngine extends StagedEngine {
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout) {
+    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
         if (packedAt == null) { // every slot of a loader has the same layout
             planPacking(layout);
         }
         long total = Arrays.stream(packedBytes).sum();
-        return Slot.assemble(index, layout, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
+        return Slot.assemble(index, layout, allocator, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
     }
 
     /**

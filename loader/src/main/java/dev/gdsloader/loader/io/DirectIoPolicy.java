@@ -47,9 +47,11 @@ public final class DirectIoPolicy {
                 : new Choice(false, "buffered reads: " + sizes + ", so the page cache serves it after the first epoch");
     }
 
-    /** @return the host's physical memory, bytes ({@code OperatingSystemMXBean.getTotalMemorySize}) */
+    /**
+     * @return the host's physical memory, bytes: {@link dev.gdsloader.memory.NativeAllocator#hostMemoryBytes()}, the
+     *     one reading of it, whose half is also the root allocator's host budget
+     */
     public static long hostMemoryBytes() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean()).getTotalMemorySize();
+        return dev.gdsloader.memory.NativeAllocator.hostMemoryBytes();
     }
 }

@@ -8,6 +8,7 @@ import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 
 /**
@@ -53,8 +54,8 @@ public final class GdsEngine extends IoEngine {
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout) throws IOException {
-        return Slot.assemble(index, layout, b -> b.withDevice().withCuFileRegistration());
+    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
+        return Slot.assemble(index, layout, allocator, b -> b.withDevice().withCuFileRegistration());
     }
 
     @Override

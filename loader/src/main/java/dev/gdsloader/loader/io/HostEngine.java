@@ -4,6 +4,7 @@ import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -26,8 +27,8 @@ public final class HostEngine extends StagedEngine {
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout) {
-        return Slot.assemble(index, layout, b -> b.withHostMemory());
+    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+        return Slot.assemble(index, layout, allocator, b -> b.withHostMemory());
     }
 
     @Override

@@ -50,11 +50,14 @@ public abstract class IoEngine implements AutoCloseable {
      * @param index ring position
      * @param layout region sizes
      * @param maxPieces for each column, the most pieces one batch can need
+     * @param allocator the allocator the slot's memory is charged to
      * @return the slot, owned by the caller
      * @throws IOException if a registration fails
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses the slot's memory
      */
-    public final synchronized Slot newSlot(int index, SlotLayout layout, int[] maxPieces) throws IOException {
-        Slot s = allocateSlot(index, layout);
+    public final synchronized Slot newSlot(int index, SlotLayout layout, int[] maxPieces,
+                                           dev.gdsloader.memory.NativeAllocator allocator) throws IOException {
+        Slot s = allocateSlot(index, layout, allocator);
         if (loads.length <= index) {
             loads = Arrays.copyOf(loads, index + 1);
         }
@@ -87,10 +90,12 @@ public abstract class IoEngine implements AutoCloseable {
      *
      * @param index ring position
      * @param layout region sizes
+     * @param allocator the allocator its memory is charged to ({@code Slot.assemble}'s)
      * @return the slot
      * @throws IOException if a registration fails
      */
-    protected abstract Slot allocateSlot(int index, SlotLayout layout) throws IOException;
+    protected abstract Slot allocateSlot(int index, SlotLayout layout, dev.gdsloader.memory.NativeAllocator allocator)
+            throws IOException;
 
     /**
      * @param slot the slot

@@ -6,6 +6,7 @@ import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.cufile.CuFileBufferRegistration;
+import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.posix.AlignedMemory;
 import java.lang.foreign.MemorySegment;
 
@@ -164,13 +165,17 @@ public final class Slot implements AutoCloseable {
      *
      * @param index position in the ring
      * @param layout region layout
+     * @param allocator the allocator every {@code with...} call charges its memory to
      * @param recipe the allocations, e.g. {@code b -> b.withDevice().withPinnedStaging()}
      * @param <E> the checked exception the recipe may throw
      * @return the slot; the caller owns it and closes it
      * @throws E what the recipe threw, after freeing its allocations
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses an allocation (after
+     *     freeing the others)
      */
-    public static <E extends Exception> Slot assemble(int index, SlotLayout layout, Recipe<E> recipe) throws E {
-        Builder b = new Builder(index, layout);
+    public static <E extends Exception> Slot assemble(int index, SlotLayout layout, NativeAllocator allocator, Recipe<E> recipe)
+            throws E {
+        Builder b = new Builder(index, layout, allocator);
         try {
             recipe.allocate(b);
         } catch (Throwable t) {
@@ -185,12 +190,14 @@ public final class Slot implements AutoCloseable {
     }
 
     /**
-     * Collects a slot's resources for {@link #assemble}; each {@code with...} call hands ownership of what it
-     * allocates to the slot being built. Not thread-safe; used by one thread during {@link #assemble}.
+     * Collects a slot's resources for {@link #assemble}; each {@code with...} call takes its memory from the
+     * builder's {@link NativeAllocator} and hands ownership of it to the slot being built. Not thread-safe; used by
+     * one thread during {@link #assemble}.
      */
     public static final class Builder {
         private final int index;
         private final SlotLayout layout;
+        private final NativeAllocator allocator;
         private DeviceBuffer device;
         private PinnedBuffer pinned;
         private PinnedBuffer packed;
@@ -201,9 +208,10 @@ public final class Slot implements AutoCloseable {
         private CudaEvent released;
         private CuFileBufferRegistration registration;
 
-        private Builder(int index, SlotLayout layout) {
+        private Builder(int index, SlotLayout layout, NativeAllocator allocator) {
             this.index = index;
             this.layout = layout;
+            this.allocator = java.util.Objects.requireNonNull(allocator, "allocator");
         }
 
         /**
@@ -212,7 +220,7 @@ public final class Slot implements AutoCloseable {
          * @return this
          */
         public Builder withDevice() {
-            device = DeviceBuffer.allocate(layout.targetBytes());
+            device = DeviceBuffer.allocate(layout.targetBytes(), allocator);
             stream = CudaStream.create();
             ready = CudaEvent.create();
             released = CudaEvent.create();
@@ -225,7 +233,7 @@ public final class Slot implements AutoCloseable {
          * @return this
          */
         public Builder withPinnedStaging() {
-            pinned = PinnedBuffer.allocate(layout.stagingBytes());
+            pinned = PinnedBuffer.allocate(layout.stagingBytes(), allocator);
             return this;
         }
 
@@ -237,7 +245,7 @@ public final class Slot implements AutoCloseable {
          */
         public Builder withPinnedPacking(long bytes) {
             if (bytes > 0) {
-                packed = PinnedBuffer.allocate(bytes);
+                packed = PinnedBuffer.allocate(bytes, allocator);
             }
             return this;
         }
@@ -248,8 +256,8 @@ public final class Slot implements AutoCloseable {
          * @return this
          */
         public Builder withHostMemory() {
-            hostTarget = new AlignedMemory(layout.targetBytes());
-            hostStaging = new AlignedMemory(layout.stagingBytes());
+            hostTarget = new AlignedMemory(layout.targetBytes(), dev.gdsloader.posix.PosixFile.DIRECT_ALIGNMENT, allocator);
+            hostStaging = new AlignedMemory(layout.stagingBytes(), dev.gdsloader.posix.PosixFile.DIRECT_ALIGNMENT, allocator);
             return this;
         }
 
@@ -260,7 +268,7 @@ public final class Slot implements AutoCloseable {
          * @throws dev.gdsloader.cufile.CuFileException if registration fails
          */
         public Builder withCuFileRegistration() throws dev.gdsloader.cufile.CuFileException {
-            registration = CuFileBufferRegistration.register(device);
+            registration = CuFileBufferRegistration.register(device, allocator);
             return this;
         }
 
