@@ -35,14 +35,23 @@ public final class LatencyBench {
     /**
      * @param data dataset directory
      * @param path the read path
-     * @param batchSize records per batch
+     * @param batchSize records per batch, {@code >= 1}; capped at the dataset's records (with a note)
      * @param epochs epochs over which allocation is measured
      * @param directIo {@code O_DIRECT} reads, or buffered reads served from the page cache
      * @param out where the results go
-     * @throws IOException if the dataset cannot be read
+     * @throws IOException if the dataset cannot be read or holds no records
      */
     public static void run(Path data, ReadPath path, int batchSize, int epochs, boolean directIo, PrintStream out)
             throws IOException {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be >= 1 record, got " + batchSize);
+        }
+        int requested = batchSize;
+        batchSize = BenchRunner.recordsPerBatch(data, dev.gdsloader.loader.dataset.Dataset.open(data), requested, null);
+        if (batchSize < requested) {
+            out.printf(Locale.ROOT, "note: a batch of %d records is more than the dataset's %d; each batch is capped at all "
+                    + "of its records%n", requested, batchSize);
+        }
         drain(data, path, batchSize, directIo); // warm the page cache and the JIT
         drain(data, path, batchSize, directIo);
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();

@@ -34,6 +34,20 @@ public final class ShardFiles {
     }
 
     /**
+     * Like {@link #requireRegularFile(Path)} for a file that is not a shard: a manifest ({@code dataset.json}) or a saved
+     * report, whose reader would block on a FIFO just as a shard reader would.
+     *
+     * @param file the file about to be opened (links are followed)
+     * @param what what the file must be, for the message, e.g. {@code "a dataset manifest"}
+     * @throws IOException {@code <file>: not a regular file (<kind>): <what> must be a regular file}
+     */
+    public static void requireRegularFile(Path file, String what) throws IOException {
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw new IOException(file + ": not a regular file (" + kind(file) + "): " + what + " must be a regular file");
+        }
+    }
+
+    /**
      * The exception for a path that is not a regular file, worded as {@link #requireRegularFile} words it.
      *
      * @param file the path

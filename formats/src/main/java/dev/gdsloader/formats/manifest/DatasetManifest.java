@@ -153,7 +153,8 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
      *     negative or non-integer count, a malformed checksum, an absolute shard path or one with
      *     a {@code ".."} segment, a duplicate column or shard file, or a shard of an undeclared
      *     column; the message names the file and the byte offset of the offending value
-     * @throws IOException if the file cannot be read
+     * @throws IOException if the file cannot be read, or is not a regular file (a FIFO, which would block the
+     *     read forever, a socket, a device or a directory)
      */
     public static DatasetManifest read(Path datasetJson) throws IOException {
         byte[] bytes = readCapped(datasetJson);
@@ -258,6 +259,8 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
     }
 
     private static byte[] readCapped(Path file) throws IOException {
+        // opening a FIFO for reading blocks until a writer comes: refuse it before the open
+        dev.gdsloader.formats.ShardFiles.requireRegularFile(file, "a dataset manifest");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             if (size > MANIFEST_CAP) {
