@@ -576,7 +576,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (!blockSet && batchSize > 0) {
                 so = new SamplerOptions(so.shuffle(), so.seed(), batchSize, so.rank(), so.worldSize(), so.partition(), so.dropLast());
             }
-            Dataset d = dataset != null ? dataset : Dataset.open(dir);
+            Dataset d = dataset != null ? dataset : Dataset.open(dir, columns); // unselected columns are never opened
             DirectIoPolicy.Choice io = DirectIoPolicy.choose(directIo,
                     (columns.isEmpty() ? d : d.select(columns)).dataBytes(), DirectIoPolicy.hostMemoryBytes());
             Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, io.direct(), columns,
