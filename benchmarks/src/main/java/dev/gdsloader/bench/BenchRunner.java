@@ -12,6 +12,7 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -50,11 +51,37 @@ public final class BenchRunner {
         }
     }
 
+    /**
+     * Records per batch for a run over {@code dataset}: the {@code requested} number, at least 1 and at most all of the
+     * dataset's records (a batch never holds more records than there are), so that reports never claim a batch larger
+     * than the data.
+     *
+     * @param data the dataset's path, for messages
+     * @param dataset the dataset
+     * @param requested records per batch asked for (from a batch size in bytes or records)
+     * @param notes where a note goes when the request is capped; may be null for no note
+     * @return records per batch, {@code 1..min(requested, dataset records, Integer.MAX_VALUE)}
+     * @throws IOException if the dataset holds no records (nothing to measure)
+     */
+    static int recordsPerBatch(Path data, Dataset dataset, long requested, List<String> notes) throws IOException {
+        long records = dataset.recordCount();
+        if (records == 0) {
+            throw new IOException(data + ": the dataset holds no records (its columns " + dataset.columns().stream()
+                    .map(Column::name).toList() + " have 0 records each): nothing to measure");
+        }
+        long capped = Math.max(1, Math.min(Math.min(requested, records), Integer.MAX_VALUE));
+        if (capped < requested && notes != null) {
+            notes.add("note: a batch of " + requested + " records is more than the dataset's " + records
+                    + "; each batch is capped at " + capped + " records");
+        }
+        return (int) capped;
+    }
+
     private static BenchReport measure(BenchConfig config, BenchProgress log) throws IOException {
         Dataset dataset = Dataset.open(config.data());
         long sampleBytes = dataset.columns().stream().mapToLong(Column::recordBytes).sum();
-        int batchRecords = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.batchBytes() / sampleBytes));
         List<String> notes = new ArrayList<>();
+        int batchRecords = recordsPerBatch(config.data(), dataset, config.batchBytes() / Math.max(1, sampleBytes), notes);
         List<ReadPath> paths = choosePaths(config, dataset, notes);
 
         log.start((config.verify() ? 1 : 0) + (config.rounds() + 1) + config.rounds() * paths.size()

@@ -22,14 +22,22 @@ public final class LatencyBench {
 
     /**
      * @param data dataset directory
-     * @param options the loader's options (batch size set); {@code directIo} chooses {@code O_DIRECT} or buffered
-     *     reads served from the page cache
+     * @param options the loader's options (batch size set; capped at the dataset's records, with a note);
+     *     {@code directIo} chooses {@code O_DIRECT} or buffered reads served from the page cache
      * @param epochs epochs over which allocation is measured, &ge; 1
      * @param out where the results go
-     * @throws IOException if the dataset cannot be read
+     * @throws IOException if the dataset cannot be read or holds no records
      * @throws IllegalArgumentException if the batch size is not set
      */
     public static void run(Path data, LoaderOptions options, int epochs, PrintStream out) throws IOException {
+        int requested = options.requireBatchSize().batchSize();
+        int records = BenchRunner.recordsPerBatch(data, dev.gdsloader.loader.dataset.Dataset.open(data, options.columns()),
+                requested, null);
+        if (records < requested) {
+            out.printf(Locale.ROOT, "note: a batch of %d records is more than the dataset's %d; each batch is capped at all "
+                    + "of its records%n", requested, records);
+            options = options.withBatchSize(records);
+        }
         drain(data, options); // warm the page cache and the JIT
         drain(data, options);
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();

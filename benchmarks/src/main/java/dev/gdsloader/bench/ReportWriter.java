@@ -107,9 +107,11 @@ public final class ReportWriter {
      *
      * @param json a {@code NAME.json} written by this class
      * @return the PNG written
-     * @throws IOException if the JSON cannot be read or the PNG written
+     * @throws IOException if the JSON cannot be read (or is not a regular file: a FIFO would block the read forever)
+     *     or the PNG written
      */
     public static Path plot(Path json) throws IOException {
+        dev.gdsloader.formats.ShardFiles.requireRegularFile(json, "a report"); // a FIFO would block the read forever
         com.fasterxml.jackson.databind.JsonNode root = JSON.readTree(json.toFile());
         Map<String, BenchReport> reports = new LinkedHashMap<>();
         var fields = root.get("reports").properties();

@@ -1,10 +1,10 @@
 package dev.gdsloader.bench;
 
 import dev.gdsloader.formats.DType;
-import dev.gdsloader.formats.ShardFiles;
 import dev.gdsloader.formats.arrow.ArrowWriter;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
+import dev.gdsloader.formats.registry.ShardFormats;
 import dev.gdsloader.formats.raw.RawWriter;
 import dev.gdsloader.formats.safetensors.SafetensorsWriter;
 import dev.gdsloader.formats.safetensors.TensorData;
@@ -103,7 +103,7 @@ public final class SyntheticDataset {
             throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
                     + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
         }
-        ShardFiles.claim(dir, "data", replace);
+        ShardFormats.claim(dir, "data", replace);
         Files.deleteIfExists(dir.resolve(DatasetManifest.FILE_NAME));
         Files.createDirectories(dir);
         long recordsPerShard = totalBytes / shards / recordBytes;
@@ -118,12 +118,7 @@ public final class SyntheticDataset {
         DatasetManifest.Builder manifest = DatasetManifest.builder(format).column("data", DType.UINT8, recordBytes);
         long[] shape = {recordsPerShard, recordBytes};
         for (int s = 0; s < shards; s++) {
-            Path f = dir.resolve(String.format("data-%05d.%s", s, switch (format) {
-                case NPY -> "npy";
-                case RAW -> "bin";
-                case SAFETENSORS -> "safetensors";
-                case ARROW -> "arrow";
-            }));
+            Path f = dir.resolve(String.format("data-%05d%s", s, format.suffix()));
             switch (format) {
                 case NPY -> {
                     try (NpyWriter w = NpyWriter.create(f, DType.UINT8, shape, dataAlignment)) {

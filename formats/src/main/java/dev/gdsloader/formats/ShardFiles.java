@@ -3,16 +3,12 @@ package dev.gdsloader.formats;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
- * The shard files of one column in a directory ({@code <column>-<NNNNN>.npy}, {@code .bin} with its
- * {@code .bin.json} sidecar, {@code .safetensors} or {@code .arrow}), checked before a writer
- * adds a new set: old and new shards of one column must never mix, or a later reader would silently load
- * both; and the check every shard reader makes before it opens a file ({@link #requireRegularFile}). Stateless and
- * thread-safe.
+ * The check every shard reader (and the manifest and report readers) makes before it opens a file
+ * ({@link #requireRegularFile}): a FIFO, device or directory is refused by name instead of blocking or misreading. Which
+ * suffixes are shards, and a writer's claim of a directory, live in the format registry
+ * ({@code dev.gdsloader.formats.registry.ShardFormats}). Stateless and thread-safe.
  */
 public final class ShardFiles {
     private ShardFiles() {
@@ -30,6 +26,20 @@ public final class ShardFiles {
     public static void requireRegularFile(Path file) throws IOException {
         if (Files.exists(file) && !Files.isRegularFile(file)) {
             throw notRegular(file);
+        }
+    }
+
+    /**
+     * Like {@link #requireRegularFile(Path)} for a file that is not a shard: a manifest ({@code dataset.json}) or a saved
+     * report, whose reader would block on a FIFO just as a shard reader would.
+     *
+     * @param file the file about to be opened (links are followed)
+     * @param what what the file must be, for the message, e.g. {@code "a dataset manifest"}
+     * @throws IOException {@code <file>: not a regular file (<kind>): <what> must be a regular file}
+     */
+    public static void requireRegularFile(Path file, String what) throws IOException {
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw new IOException(file + ": not a regular file (" + kind(file) + "): " + what + " must be a regular file");
         }
     }
 
@@ -58,36 +68,5 @@ public final class ShardFiles {
             return "a directory";
         }
         return "a FIFO, socket or device";
-    }
-
-    /**
-     * Makes sure {@code dir} holds no shards of {@code column} before new ones are written.
-     *
-     * @param dir the output directory (may not exist yet)
-     * @param column the column name
-     * @param replace delete existing shards of the column instead of refusing
-     * @throws IOException if shards exist and {@code replace} is false (naming the directory, the column and
-     *     the first files), or deleting them fails
-     */
-    public static void claim(Path dir, String column, boolean replace) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            return;
-        }
-        Pattern own = Pattern.compile(Pattern.quote(column) + "(-\\d+)?\\.(npy|bin|bin\\.json|safetensors|arrow)");
-        List<Path> existing;
-        try (Stream<Path> s = Files.list(dir)) {
-            existing = s.filter(p -> own.matcher(p.getFileName().toString()).matches()).sorted().toList();
-        }
-        if (existing.isEmpty()) {
-            return;
-        }
-        if (!replace) {
-            throw new IOException(dir + " already holds " + existing.size() + " shard(s) of column '" + column + "' ("
-                    + existing.stream().limit(3).map(p -> p.getFileName().toString()).toList()
-                    + "): refusing to mix old and new shards; remove them or ask to replace them (gdsloader: --overwrite)");
-        }
-        for (Path p : existing) {
-            Files.delete(p);
-        }
     }
 }

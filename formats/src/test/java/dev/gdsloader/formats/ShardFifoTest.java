@@ -88,4 +88,14 @@ class ShardFifoTest {
     void aMissingFileIsStillReportedByTheOpen() {
         assertThrows(java.nio.file.NoSuchFileException.class, () -> NpyShard.open(dir.resolve("missing.npy")));
     }
+
+    @Test
+    void aFifoNamedDatasetJsonIsRefusedInsteadOfBlockingTheManifestRead() throws Exception {
+        Path fifo = fifo("dataset.json");
+        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+            IOException e = assertThrows(IOException.class, () -> dev.gdsloader.formats.manifest.DatasetManifest.read(fifo));
+            assertEquals(fifo + ": not a regular file (a FIFO, socket or device): a dataset manifest must be a regular file",
+                    e.getMessage());
+        });
+    }
 }

@@ -608,7 +608,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (o.sampler().blockRecords() == 0) {
                 o = o.withSampler(o.sampler().withBlockRecords(o.batchSize()));
             }
-            Dataset d = dataset != null ? dataset : Dataset.open(dir);
+            Dataset d = dataset != null ? dataset : Dataset.open(dir, o.columns()); // unselected columns are never opened
             DirectIoPolicy.Choice io = DirectIoPolicy.choose(o.directIo(),
                     (o.columns().isEmpty() ? d : d.select(o.columns())).dataBytes(), DirectIoPolicy.hostMemoryBytes());
             return new GdsLoader(d, o.withDirectIo(io.direct()), resume, io.reason(), allocator, memoryLimit);

@@ -157,7 +157,7 @@ public final class ArrowIpcFile {
                 throw unparsable(file, footerStart, "an Arrow footer (flatbuffer)", e);
             }
             for (long[] b : blocks) {
-                batches.add(checked(file, schema, batch(ch, file, size, b[0], (int) b[1], b[2])));
+                batches.add(checked(file, schema, batch(ch, file, footerStart, b[0], (int) b[1], b[2], true)));
             }
             return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
         }
@@ -234,7 +234,7 @@ public final class ArrowIpcFile {
                 if (schema == null) {
                     throw new FormatException(file, pos, "a Schema message before the first record batch", "a record batch");
                 }
-                batches.add(checked(file, schema, batch(ch, file, size, pos, 8 + length, bodyLength)));
+                batches.add(checked(file, schema, batch(ch, file, size, pos, 8 + length, bodyLength, false)));
             } else if (type == MessageHeader.DictionaryBatch) {
                 throw new FormatException(file, pos, "no dictionary batches: dictionary-encoded columns are not supported on "
                         + "the device path");
@@ -256,16 +256,26 @@ public final class ArrowIpcFile {
         return new ArrowIpcFile(file, size, schema, List.copyOf(batches));
     }
 
-    private static BatchInfo batch(FileChannel ch, Path file, long size, long offset, int metaLength, long bodyLength)
-            throws IOException {
+    /**
+     * Reads one record batch's metadata. {@code end}: the byte its message and body must end at or before (the footer's
+     * start in the file format, so that a body cut short is never read into the footer; the file's size in a stream).
+     * {@code fromFooter}: {@code bodyLength} is the footer's {@code Block.bodyLength}, which the message's own
+     * {@code bodyLength} must equal (pyarrow refuses a mismatch: "Mismatching body length for IPC message").
+     */
+    private static BatchInfo batch(FileChannel ch, Path file, long end, long offset, int metaLength, long bodyLength,
+                                   boolean fromFooter) throws IOException {
         long bodyOffset = offset + metaLength;
         if (metaLength > MAX_METADATA_BYTES) {
             throw new FormatException(file, offset, "record batch metadata of at most " + MAX_METADATA_BYTES + " bytes",
                     metaLength + " bytes");
         }
-        if (offset < 8 || metaLength < 8 || offset > size || bodyOffset > size || bodyLength < 0 || bodyOffset > size - bodyLength) {
-            throw new FormatException(file, offset, "a record batch inside the file of " + size + " bytes",
-                    "metadata of " + metaLength + " bytes and a body of " + bodyLength + " bytes at " + offset);
+        if (offset < 8 || metaLength < 8 || offset > end || bodyOffset > end || bodyLength < 0 || bodyOffset > end - bodyLength) {
+            throw new FormatException(file, offset, fromFooter
+                    ? "a record batch that ends before the footer at byte " + end
+                    : "a record batch inside the file of " + end + " bytes",
+                    "metadata of " + metaLength + " bytes and a body of " + bodyLength + " bytes at " + offset
+                    + (fromFooter && bodyOffset <= end ? ", ending at byte " + (bodyOffset + bodyLength)
+                    + " (the body was cut short, or the footer's block is damaged)" : ""));
         }
         ByteBuffer meta = ByteBuffer.wrap(read(ch, file, offset, metaLength)).order(ByteOrder.LITTLE_ENDIAN);
         int first = meta.getInt();
@@ -278,6 +288,10 @@ public final class ArrowIpcFile {
             Message m = Message.getRootAsMessage(meta.slice(meta.position(), length).order(ByteOrder.LITTLE_ENDIAN));
             if (m.headerType() != MessageHeader.RecordBatch) {
                 throw new FormatException(file, offset, "a RecordBatch message", "message type " + m.headerType());
+            }
+            if (fromFooter && m.bodyLength() != bodyLength) {
+                throw new FormatException(file, offset, "a record batch message whose bodyLength equals the footer's "
+                        + "Block.bodyLength of " + bodyLength + " bytes", "a bodyLength of " + m.bodyLength() + " bytes");
             }
             rb = (RecordBatch) m.header(new RecordBatch());
         } catch (FormatException e) {

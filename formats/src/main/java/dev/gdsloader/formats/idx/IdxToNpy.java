@@ -1,20 +1,14 @@
 package dev.gdsloader.formats.idx;
 
-import dev.gdsloader.formats.npy.NpyWriter;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import dev.gdsloader.formats.arrow.ArrowWriter;
 import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardEntry;
 import dev.gdsloader.formats.manifest.ShardFormat;
-import dev.gdsloader.formats.raw.RawWriter;
-import dev.gdsloader.formats.safetensors.SafetensorsWriter;
-import dev.gdsloader.formats.safetensors.TensorData;
 
 /**
  * Converts an IDX file (MNIST, Fashion-MNIST) into {@code .npy} shards split along axis 0.
@@ -38,7 +32,7 @@ public final class IdxToNpy {
      * Reads {@code idxFile} and writes it as {@code .npy} shards of at most
      * {@code recordsPerShard} records each, the last one possibly shorter. An IDX array with 0
      * records gives one shard with 0 records. Existing shards of the same column are refused
-     * ({@link dev.gdsloader.formats.ShardFiles#claim}).
+     * ({@link dev.gdsloader.formats.registry.ShardFormats#claim}).
      *
      * @param idxFile a plain or gzip-compressed IDX file (see {@link IdxReader})
      * @param outDir the output root; {@code <outDir>/<split>} is created if missing
@@ -100,7 +94,7 @@ public final class IdxToNpy {
         Path dir = outDir.resolve(name.split());
         requireFormat(dir, name, format);
         if (!replace) {
-            dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), false);
+            dev.gdsloader.formats.registry.ShardFormats.claim(dir, name.column(), false);
         }
     }
 
@@ -128,7 +122,7 @@ public final class IdxToNpy {
         IdxArray array = IdxReader.read(idxFile);
         Path dir = outDir.resolve(name.split());
         requireFormat(dir, name, format); // before anything is deleted
-        dev.gdsloader.formats.ShardFiles.claim(dir, name.column(), replace);
+        dev.gdsloader.formats.registry.ShardFormats.claim(dir, name.column(), replace);
         Files.createDirectories(dir);
         long[] shape = array.shape();
         long[] recordShape = java.util.Arrays.copyOfRange(shape, 1, shape.length);
@@ -140,32 +134,12 @@ public final class IdxToNpy {
         long first = 0;
         do {
             long count = Math.min(recordsPerShard, records - first);
-            String ext = switch (format) {
-                case NPY -> "npy";
-                case RAW -> "bin";
-                case SAFETENSORS -> "safetensors";
-                case ARROW -> "arrow";
-            };
-            Path shard = dir.resolve(String.format("%s-%05d.%s", name.column(), written.size(), ext));
-            long[] shardShape = shape.clone();
-            shardShape[0] = count;
+            Path shard = dir.resolve(String.format("%s-%05d%s", name.column(), written.size(), format.suffix()));
             // Fits an int: the whole array is at most IdxReader.MAX_DATA_BYTES.
             int from = (int) (first * recordBytes);
             int len = (int) (count * recordBytes);
-            switch (format) {
-                case NPY -> {
-                    try (NpyWriter writer = NpyWriter.create(shard, array.dtype(), shardShape)) {
-                        writer.write(ByteBuffer.wrap(data, from, len));
-                    }
-                }
-                case RAW -> RawWriter.write(shard, array.dtype(), recordShape, java.util.Arrays.copyOfRange(data, from, from + len));
-                case SAFETENSORS -> SafetensorsWriter.write(shard, java.util.Map.of(name.column(),
-                        new TensorData(array.dtype(), shardShape, java.util.Arrays.copyOfRange(data, from, from + len))),
-                        java.util.Map.of("source", idxFile.getFileName().toString()));
-                case ARROW -> ArrowWriter.write(shard, List.of(new ArrowWriter.ColumnData(name.column(), array.dtype(), recordShape,
-                        java.util.Arrays.copyOfRange(data, from, from + len))), (int) Math.min(Integer.MAX_VALUE, count));
-                default -> throw new IllegalStateException(format.toString());
-            }
+            format.writer().write(shard, name.column(), array.dtype(), recordShape,
+                    java.util.Arrays.copyOfRange(data, from, from + len), java.util.Map.of("source", idxFile.getFileName().toString()));
             written.add(shard);
             counts.add(count);
             first += count;

@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.json.JsonDocument;
+import dev.gdsloader.formats.registry.ShardFileFormat;
+import dev.gdsloader.formats.registry.ShardFormats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -153,7 +155,8 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
      *     negative or non-integer count, a malformed checksum, an absolute shard path or one with
      *     a {@code ".."} segment, a duplicate column or shard file, or a shard of an undeclared
      *     column; the message names the file and the byte offset of the offending value
-     * @throws IOException if the file cannot be read
+     * @throws IOException if the file cannot be read, or is not a regular file (a FIFO, which would block the
+     *     read forever, a socket, a device or a directory)
      */
     public static DatasetManifest read(Path datasetJson) throws IOException {
         byte[] bytes = readCapped(datasetJson);
@@ -258,6 +261,8 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
     }
 
     private static byte[] readCapped(Path file) throws IOException {
+        // opening a FIFO for reading blocks until a writer comes: refuse it before the open
+        dev.gdsloader.formats.ShardFiles.requireRegularFile(file, "a dataset manifest");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             if (size > MANIFEST_CAP) {
@@ -333,12 +338,16 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
     // ---------------------------------------------------------------- checking
 
     /**
-     * Recomputes each shard's size and checksum and compares them with the manifest.
+     * Recomputes each shard's size and checksum and compares them with the manifest, then asks the shard's format
+     * (the registry's verifier, {@link ShardFileFormat#verify}) whether the file holds the listed records, dtype and
+     * record shape; lists shard files in {@code dir} the manifest does not list.
      *
      * @param dir the dataset directory the shard paths are relative to
      * @return one line per problem, in manifest order; empty when every file is present with the
-     *     listed size and checksum. A line names the file and either that it is missing (or not a
-     *     regular file), both sizes (the checksum is then not computed), or both checksums
+     *     listed size, checksum, record count, dtype and record shape. A line names the file and either that it is
+     *     missing (or not a regular file), both sizes (the checksum is then not computed), both checksums, that its
+     *     name is no registered format's, the first header mismatch, or that it is a shard file the manifest does
+     *     not list; at most one line per listed shard
      * @throws IOException if a present file cannot be read
      */
     public List<String> verify(Path dir) throws IOException {
@@ -363,53 +372,29 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
                         + s.crc32cHex());
                 continue;
             }
-            try {
-                long records = records(p, s.column());
-                if (records != s.records()) {
-                    problems.add(p + ": holds " + records + " records of column '" + s.column()
-                            + "', but the manifest lists " + s.records());
-                }
-            } catch (IOException | IllegalArgumentException e) {
-                problems.add(p + ": cannot be read as a " + format.jsonName() + " shard: " + e.getMessage());
+            java.util.Optional<ShardFileFormat> f = ShardFormats.of(p);
+            if (f.isEmpty()) {
+                problems.add(p + ": not a shard file name the loader reads (expected " + ShardFormats.suffixList()
+                        + "), so it would not be loaded");
+                continue;
             }
+            ColumnEntry c = column(s.column());
+            f.get().verify(p, s.column(), s.records(), c.dtype(), c.recordShape()).ifPresent(problems::add);
         }
-        java.util.Set<Path> listed = new java.util.HashSet<>();
+        Set<Path> listed = new HashSet<>();
         for (ShardEntry s : shards) {
             listed.add(s.resolve(dir).normalize());
         }
         try (java.util.stream.Stream<Path> files = Files.list(dir)) {
             for (Path f : files.sorted().toList()) {
-                String n = f.getFileName().toString();
-                boolean shardLike = n.endsWith(".npy") || n.endsWith(".bin") || n.endsWith(".safetensors") || n.endsWith(".arrow");
+                // hidden files are never shards (the loader skips them: probes, editors' temporary files)
+                boolean shardLike = ShardFormats.of(f).isPresent() && !f.getFileName().toString().startsWith(".");
                 if (shardLike && !listed.contains(f.normalize())) {
                     problems.add(f + ": a shard file the manifest does not list (it would be ignored when loading)");
                 }
             }
         }
         return problems;
-    }
-
-    /** Records of one column in a shard file, read from its header or metadata. */
-    private static long records(Path p, String column) throws IOException {
-        String n = p.getFileName().toString();
-        if (n.endsWith(".npy")) {
-            return dev.gdsloader.formats.npy.NpyShard.open(p).recordCount();
-        }
-        if (n.endsWith(".bin")) {
-            return dev.gdsloader.formats.raw.RawShard.open(p).recordCount();
-        }
-        if (n.endsWith(".safetensors")) {
-            return dev.gdsloader.formats.safetensors.SafetensorsFile.open(p).records(column).recordCount();
-        }
-        if (n.endsWith(".arrow")) {
-            dev.gdsloader.formats.arrow.ArrowIpcFile a = dev.gdsloader.formats.arrow.ArrowIpcFile.open(p);
-            long r = 0;
-            for (int b = 0; b < a.batchCount(); b++) {
-                r += a.records(column, b).recordCount();
-            }
-            return r;
-        }
-        throw new IOException(p + ": unknown shard format");
     }
 
     /**

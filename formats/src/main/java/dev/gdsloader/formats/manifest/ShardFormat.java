@@ -1,25 +1,53 @@
 package dev.gdsloader.formats.manifest;
 
+import dev.gdsloader.formats.registry.ShardFileFormat;
+import dev.gdsloader.formats.registry.ShardFormats;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * The shard file formats a {@link DatasetManifest} can list. Immutable and thread-safe.
+ * The shard file formats a {@link DatasetManifest}'s {@code "format"} names: the formats the project writes. Each is
+ * one entry of the format registry ({@link #fileFormat()}), which reads, writes, inspects and verifies its files.
+ * Immutable and thread-safe.
  */
 public enum ShardFormat {
     /** NumPy {@code .npy} files ({@link dev.gdsloader.formats.npy.NpyShard}). */
-    NPY("npy"),
+    NPY("npy", ShardFormats.NPY),
     /** safetensors files ({@link dev.gdsloader.formats.safetensors.SafetensorsFile}). */
-    SAFETENSORS("safetensors"),
+    SAFETENSORS("safetensors", ShardFormats.SAFETENSORS),
     /** raw record files with JSON sidecars ({@link dev.gdsloader.formats.raw.RawShard}). */
-    RAW("raw"),
+    RAW("raw", ShardFormats.RAW),
     /** Arrow IPC files ({@code .arrow}); every record batch is a shard of each fixed-width column. */
-    ARROW("arrow");
+    ARROW("arrow", ShardFormats.ARROW);
 
     private final String jsonName;
+    private final ShardFileFormat fileFormat;
 
-    ShardFormat(String jsonName) {
+    ShardFormat(String jsonName, ShardFileFormat fileFormat) {
         this.jsonName = jsonName;
+        this.fileFormat = fileFormat;
+    }
+
+    /**
+     * @return the registry's entry for this format: its suffixes, reader, writer, inspector and verifier
+     */
+    public ShardFileFormat fileFormat() {
+        return fileFormat;
+    }
+
+    /**
+     * @return the suffix this format's writer gives its files, e.g. {@code ".npy"} (the entry's first suffix)
+     */
+    public String suffix() {
+        return fileFormat.suffixes().get(0);
+    }
+
+    /**
+     * @return the format's writer
+     * @throws IllegalStateException if the registry's entry has none (every manifest format is one the project writes)
+     */
+    public dev.gdsloader.formats.registry.ShardWriter writer() {
+        return fileFormat.writer().orElseThrow(() -> new IllegalStateException(jsonName + " has no writer"));
     }
 
     /**

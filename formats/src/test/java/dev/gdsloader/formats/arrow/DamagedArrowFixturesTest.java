@@ -146,6 +146,60 @@ class DamagedArrowFixturesTest {
         }
     }
 
+    /**
+     * The last record batch's body cut by 64 bytes, the footer kept whole: the footer's block now reaches into the footer.
+     * It used to open, and the footer's bytes were delivered as the batch's last values.
+     */
+    @Test
+    void aBodyCutShortBeforeAnIntactFooterIsRefusedNotFilledWithFooterBytes() throws IOException {
+        for (String name : List.of("arrow-fixed-file.arrow", "arrow-nulls-file.arrow", "arrow-fixed-file-lz4.arrow")) {
+            byte[] whole = Files.readAllBytes(fixture(name));
+            ArrowIpcFile original = ArrowIpcFile.open(fixture(name));
+            int last = original.batchCount() - 1;
+            ArrowBatchLayout body = original.batchLayout(last, List.of());
+            int cutAt = (int) (body.bodyOffset() + body.bodyLength() - 64);
+            byte[] d = new byte[whole.length - 64];
+            System.arraycopy(whole, 0, d, 0, cutAt);
+            System.arraycopy(whole, cutAt + 64, d, cutAt, whole.length - cutAt - 64);
+            Path f = Files.write(dir.resolve("body-cut-" + name), d);
+            int footerLength = java.nio.ByteBuffer.wrap(d, d.length - 10, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+            long footerStart = d.length - 10 - footerLength;
+            FormatException e = refused(f);
+            assertTrue(e.getMessage().contains(": expected a record batch that ends before the footer at byte " + footerStart
+                    + ", found metadata of "), e.getMessage());
+            assertTrue(e.getMessage().contains("ending at byte " + (body.bodyOffset() + body.bodyLength())
+                    + " (the body was cut short, or the footer's block is damaged)"), e.getMessage());
+        }
+    }
+
+    /**
+     * The footer's Block.bodyLength of batch 0 made 8 bytes longer than its message's bodyLength (still inside the file):
+     * pyarrow refuses this ("Mismatching body length for IPC message"); it used to open.
+     */
+    @Test
+    void aFooterBlockBodyLengthThatDisagreesWithItsMessageIsRefused() throws IOException {
+        String name = "arrow-fixed-file.arrow";
+        byte[] d = Files.readAllBytes(fixture(name));
+        ArrowIpcFile original = ArrowIpcFile.open(fixture(name));
+        ArrowBatchLayout body = original.batchLayout(0, List.of());
+        java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(d).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int footerStart = d.length - 10 - le.getInt(d.length - 10);
+        // a Block struct is offset (8), metaDataLength (4) + padding (4), bodyLength (8): find batch 0's by its values
+        int block = -1;
+        for (int i = footerStart; i + 24 <= d.length - 10; i += 8) {
+            if (le.getLong(i) + le.getInt(i + 8) == body.bodyOffset() && le.getLong(i + 16) == body.bodyLength()) {
+                block = i;
+            }
+        }
+        assertTrue(block > 0, "batch 0's Block in the footer");
+        le.putLong(block + 16, body.bodyLength() + 8);
+        Path f = Files.write(dir.resolve("block-length-" + name), d);
+        FormatException e = refused(f);
+        assertEquals(f + ": at byte offset " + le.getLong(block) + ": expected a record batch message whose bodyLength equals "
+                + "the footer's Block.bodyLength of " + (body.bodyLength() + 8) + " bytes, found a bodyLength of "
+                + body.bodyLength() + " bytes", e.getMessage());
+    }
+
     private static void assertNamed(Path f, FormatException e, String where) {
         assertTrue(e.getMessage().startsWith(f + ": at byte offset "), where + ": " + e.getMessage());
         assertFalse(e.getMessage().matches("(?s).*(Exception|java\\.|overflow|out of bounds).*"), where + ": " + e.getMessage());

@@ -268,4 +268,32 @@ class DatasetManifestTest {
         }
         assertTrue(eof.getMessage().contains("(line 1, column 32): Unexpected end-of-input"), eof.getMessage());
     }
+
+    /**
+     * A manifest listing an {@code .npz} (NumPy's) and an {@code .arrows} (pyarrow's) shard: verify used to call both
+     * "unknown shard format" and not see unlisted ones; it now reads their records through the format registry.
+     */
+    @Test
+    void verifyReadsNpzAndArrowStreamShardsAndSeesUnlistedOnes() throws IOException {
+        Path fixtures = dev.gdsloader.formats.fixtures.RealWriterFixtures.directory();
+        Files.copy(fixtures.resolve("npz-stored.npz"), dir.resolve("images-00000.npz"));
+        Files.copy(fixtures.resolve("arrow-fixed-stream.arrows"), dir.resolve("table-00000.arrows"));
+        DatasetManifest.Builder b = DatasetManifest.builder(ShardFormat.NPY).column("images", DType.UINT8, 28, 28)
+                .column("label", DType.UINT8).shard("images-00000.npz", "images", 3).shard("table-00000.arrows", "label", 6);
+        b.build(dir).write(dir);
+        DatasetManifest m = DatasetManifest.read(dir.resolve(DatasetManifest.FILE_NAME));
+        assertEquals(List.of(), m.verify(dir));
+        Files.copy(fixtures.resolve("npz-deflated.npz"), dir.resolve("images-00001.npz"));
+        Files.copy(fixtures.resolve("arrow-fixed-stream.arrows"), dir.resolve("table-00001.arrows"));
+        assertEquals(List.of(dir.resolve("images-00001.npz") + ": a shard file the manifest does not list (it would be ignored "
+                + "when loading)", dir.resolve("table-00001.arrows") + ": a shard file the manifest does not list (it would be "
+                + "ignored when loading)"), m.verify(dir));
+        DatasetManifest.builder(ShardFormat.NPY).column("images", DType.UINT8, 28, 28).column("label", DType.UINT16)
+                .shard("images-00000.npz", "images", 4).shard("table-00000.arrows", "label", 6).build(dir).write(dir);
+        List<String> problems = DatasetManifest.read(dir.resolve(DatasetManifest.FILE_NAME)).verify(dir);
+        assertEquals(dir.resolve("images-00000.npz") + ": holds 3 records of column 'images', but the manifest lists 4",
+                problems.get(0));
+        assertEquals(dir.resolve("table-00000.arrows") + ": holds UINT8 records of shape [] in column 'label', but the "
+                + "manifest lists UINT16 []", problems.get(1));
+    }
 }

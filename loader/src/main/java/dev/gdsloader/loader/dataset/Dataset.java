@@ -2,14 +2,11 @@ package dev.gdsloader.loader.dataset;
 
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.formats.ShardFiles;
-import dev.gdsloader.formats.arrow.ArrowIpcFile;
 import dev.gdsloader.formats.manifest.ColumnEntry;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardEntry;
-import dev.gdsloader.formats.npy.NpyShard;
-import dev.gdsloader.formats.npy.NpzArchive;
-import dev.gdsloader.formats.raw.RawShard;
-import dev.gdsloader.formats.safetensors.SafetensorsFile;
+import dev.gdsloader.formats.registry.ShardFileFormat;
+import dev.gdsloader.formats.registry.ShardFormats;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,15 +26,12 @@ import java.util.stream.Stream;
  *
  * <p>Formats: NumPy {@code .npy} and {@code .npz} (each member a column; deflated members decoded on the host),
  * Arrow IPC (compressed bodies decoded on the host), raw records ({@code .bin} with a JSON sidecar) and safetensors, found by
- * name or listed in a {@code dataset.json} manifest ({@link #open(Path)}). Immutable and thread-safe; holds
- * no open files.
+ * name or listed in a {@code dataset.json} manifest ({@link #open(Path)}). Which suffixes are shards and how each is
+ * read is the format registry's ({@link ShardFormats}). Immutable and thread-safe; holds no open files.
  */
 public final class Dataset {
-    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)\\.(npy|npz|bin|safetensors|arrow|arrows)$");
-    private static final List<String> EXTENSIONS = List.of(".npy", ".npz", ".bin", ".safetensors", ".arrows", ".arrow");
-    /** {@link #EXTENSIONS} for messages: {@code .npy, .npz, ... or .arrow}. */
-    private static final String EXTENSION_LIST = String.join(", ", EXTENSIONS.subList(0, EXTENSIONS.size() - 1))
-            + " or " + EXTENSIONS.get(EXTENSIONS.size() - 1);
+    /** {@code <column>-<NNNNN><suffix>}, for every registered suffix. */
+    private static final Pattern SHARD_NAME = Pattern.compile("^(.*)-(\\d+)" + ShardFormats.suffixGroup() + "$");
 
     private final Path root;
     /** What messages name: the one shard file of a dataset that is one file, else {@link #root}. */
@@ -80,32 +74,72 @@ public final class Dataset {
      *     dtype or record shape
      */
     public static Dataset open(Path dirOrFile) throws IOException {
+        return open(dirOrFile, List.of());
+    }
+
+    /**
+     * Like {@link #open(Path)}, keeping only the named columns, in that order; only their shards' runs are opened and
+     * checked, so a column the loader cannot read (an Arrow Utf8, dictionary or nullable column, say) does not stop the
+     * others from loading. The directory's shard numbering and every file's structure are still checked.
+     *
+     * @param dirOrFile a directory of shards or one shard
+     * @param columns columns to keep, in this order; empty keeps all
+     * @return the dataset of those columns
+     * @throws IOException as for {@link #open(Path)}
+     * @throws IllegalArgumentException as for {@link #open(Path)}, or if a named column does not exist (naming the
+     *     ones that do), or is named twice
+     */
+    public static Dataset open(Path dirOrFile, List<String> columns) throws IOException {
+        if (columns.size() != new java.util.HashSet<>(columns).size()) {
+            throw new IllegalArgumentException(dirOrFile + ": columns " + columns + " name a column twice");
+        }
         if (!Files.exists(dirOrFile) && !Files.isSymbolicLink(dirOrFile)) {
             throw new java.nio.file.NoSuchFileException(dirOrFile.toString(), null, "no such file or directory");
         }
         if (Files.isDirectory(dirOrFile)) {
             Path manifest = dirOrFile.resolve(DatasetManifest.FILE_NAME);
             if (Files.exists(manifest)) {
-                return fromManifest(dirOrFile, DatasetManifest.read(manifest));
+                return fromManifest(dirOrFile, DatasetManifest.read(manifest), columns);
             }
             List<Path> files;
             try (Stream<Path> s = Files.list(dirOrFile)) {
                 files = s.filter(Dataset::isShardName).sorted().toList();
             }
             if (files.isEmpty()) {
-                throw new IOException(dirOrFile + ": no " + EXTENSION_LIST + " shards (and no dataset.json) in this directory");
+                throw new IOException(dirOrFile + ": no " + ShardFormats.suffixList()
+                        + " shards (and no dataset.json) in this directory");
             }
             List<String> kinds = files.stream().map(Dataset::extension).distinct().toList();
             if (kinds.size() > 1) {
                 throw new IOException(dirOrFile + ": mixes shard formats " + kinds + ": one format per dataset directory");
             }
-            Map<String, List<RecordLayout>> all = group(dirOrFile, files, true, c -> true);
-            for (String c : all.keySet()) {
-                requireBatches(dirOrFile, false, files, all, c);
-            }
-            return new Dataset(dirOrFile, columnsOf(all));
+            Map<String, List<RecordLayout>> all = group(dirOrFile, files, true, wanted(columns));
+            return new Dataset(dirOrFile, kept(dirOrFile, false, files, all, columns));
         }
-        return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile));
+        return ofShards(dirOrFile.toAbsolutePath().getParent(), List.of(dirOrFile), columns);
+    }
+
+    /** A predicate of the columns to open: all, or the named ones. */
+    private static Predicate<String> wanted(List<String> columns) {
+        return columns.isEmpty() ? c -> true : columns::contains;
+    }
+
+    /**
+     * The columns of {@link #group}'s map to keep (all, or the named ones in that order), each checked to exist and to
+     * have record runs.
+     */
+    private static List<Column> kept(Path where, boolean oneFile, List<Path> files, Map<String, List<RecordLayout>> all,
+                                     List<String> columns) throws IOException {
+        List<String> names = columns.isEmpty() ? List.copyOf(all.keySet()) : columns;
+        List<Column> kept = new ArrayList<>();
+        for (String name : names) {
+            if (!all.containsKey(name)) {
+                throw new IllegalArgumentException(where + ": no column '" + name + "'; columns are " + List.copyOf(all.keySet()));
+            }
+            requireBatches(where, oneFile, files, all, name);
+            kept.add(new Column(name, all.get(name)));
+        }
+        return kept;
     }
 
     /**
@@ -140,19 +174,8 @@ public final class Dataset {
     public static Dataset ofShards(Path root, List<Path> files, List<String> columns) throws IOException {
         // a dataset of one file: messages name that file, not the directory it is in
         Path where = files.size() == 1 ? files.get(0) : root;
-        Map<String, List<RecordLayout>> all = group(root, files, false, columns.isEmpty() ? c -> true : columns::contains);
-        List<String> names = columns.isEmpty() ? List.copyOf(all.keySet()) : columns;
-        for (String name : names) {
-            if (!all.containsKey(name)) {
-                throw new IllegalArgumentException(where + ": no column '" + name + "'; columns are " + List.copyOf(all.keySet()));
-            }
-            requireBatches(where, files.size() == 1, files, all, name);
-        }
-        List<Column> kept = new ArrayList<>();
-        for (String name : names) {
-            kept.add(new Column(name, all.get(name)));
-        }
-        return new Dataset(root, where, kept);
+        Map<String, List<RecordLayout>> all = group(root, files, false, wanted(columns));
+        return new Dataset(root, where, kept(where, files.size() == 1, files, all, columns));
     }
 
     /**
@@ -167,26 +190,29 @@ public final class Dataset {
     /** Arrow files of a schema and no record batches give a column no runs: say so, not "column 'x' has no shards". */
     private static void requireBatches(Path where, boolean oneFile, List<Path> files, Map<String, List<RecordLayout>> all,
                                        String column) throws IOException {
-        if (all.get(column).isEmpty() && !files.isEmpty() && files.stream().allMatch(Dataset::isArrow)) {
+        if (all.get(column).isEmpty() && !files.isEmpty()
+                && files.stream().allMatch(f -> ShardFormats.of(f).orElse(null) == ShardFormats.ARROW)) {
             throw new IOException(where + ": " + (oneFile ? "has" : "its Arrow files have")
                     + " a schema (columns " + List.copyOf(all.keySet()) + ") but no record batches: no records to load");
         }
     }
 
-    private static boolean isArrow(Path p) {
-        String n = p.getFileName().toString();
-        return n.endsWith(".arrow") || n.endsWith(".arrows");
-    }
-
     private static String extension(Path p) {
-        String n = p.getFileName().toString();
-        return EXTENSIONS.stream().filter(n::endsWith).findFirst().orElse(null);
+        return ShardFormats.suffixOf(p).orElse(null);
     }
 
-    /** Opens the dataset a manifest describes, checking each shard against its entry. */
-    private static Dataset fromManifest(Path dir, DatasetManifest m) throws IOException {
+    /** Opens the dataset a manifest describes (its named columns; all if none), checking each shard against its entry. */
+    private static Dataset fromManifest(Path dir, DatasetManifest m, List<String> selected) throws IOException {
         List<Column> columns = new ArrayList<>();
-        for (ColumnEntry c : m.columns()) {
+        List<ColumnEntry> entries = new ArrayList<>();
+        for (String name : selected) {
+            try {
+                entries.add(m.column(name));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(dir.resolve(DatasetManifest.FILE_NAME) + ": " + e.getMessage(), e);
+            }
+        }
+        for (ColumnEntry c : selected.isEmpty() ? m.columns() : entries) {
             List<RecordLayout> shards = new ArrayList<>();
             if (m.shardsOf(c.name()).isEmpty()) {
                 throw new IOException(dir.resolve(DatasetManifest.FILE_NAME) + ": column '" + c.name()
@@ -229,52 +255,35 @@ public final class Dataset {
     }
 
     /**
-     * Opens one shard file as runs of records of one column: one run, or for an Arrow file one per record batch.
+     * Opens one shard file as runs of records of one column: one run, or for an Arrow file one per record batch (the
+     * registry's reader for the file's suffix, {@link ShardFileFormat#open}).
      *
      * @param file a shard file
-     * @param column the column (tensor, Arrow column) to read
+     * @param column the column (tensor, npz member, Arrow column) to read; ignored by one-column formats
      * @return its record runs, in order
      * @throws IOException if the file is malformed or of an unknown format
      */
     public static List<RecordLayout> openShards(Path file, String column) throws IOException {
-        String name = file.getFileName().toString();
-        if (name.endsWith(".arrow") || name.endsWith(".arrows")) {
-            ArrowIpcFile a = ArrowIpcFile.open(file);
-            List<RecordLayout> runs = new ArrayList<>();
-            for (int b = 0; b < a.batchCount(); b++) {
-                runs.add(a.records(column, b));
-            }
-            return runs;
-        }
-        return List.of(openShard(file, column));
+        return ShardFormats.require(file).open(file, column);
     }
 
     /**
-     * Opens one shard by its file name's extension.
+     * Opens one shard that is one run of records: any registered format but an Arrow file of several record batches.
      *
-     * @param file a {@code .npy}, {@code .npz}, {@code .bin} (with its {@code .bin.json} sidecar) or {@code .safetensors}
-     *     file
+     * @param file a {@code .npy}, {@code .npz}, {@code .bin} (with its {@code .bin.json} sidecar), {@code .safetensors},
+     *     or a one-batch Arrow file
      * @param column for {@code .safetensors}, the tensor to read as records; for {@code .npz}, the member
-     *     ({@code column.npy}); ignored otherwise
+     *     ({@code column.npy}); for Arrow, the column; ignored otherwise
      * @return the shard's record layout
-     * @throws IOException if the file is malformed or of an unknown format
+     * @throws IOException if the file is malformed, of an unknown format, or holds other than one run
      */
     public static RecordLayout openShard(Path file, String column) throws IOException {
-        String n = file.getFileName().toString();
-        if (n.endsWith(".npy")) {
-            return NpyShard.open(file);
+        List<RecordLayout> runs = openShards(file, column);
+        if (runs.size() != 1) {
+            throw new IOException(file + ": holds " + runs.size() + " record batches, expected one run of records "
+                    + "(open it with openShards)");
         }
-        if (n.endsWith(".bin")) {
-            return RawShard.open(file);
-        }
-        if (n.endsWith(".npz")) {
-            return NpzArchive.open(file).records(column);
-        }
-        if (n.endsWith(".safetensors")) {
-            return SafetensorsFile.open(file).records(column);
-        }
-        throw new IOException(file + (Files.isDirectory(file) ? ": is a directory, not a shard file"
-                : ": unknown shard format (expected " + EXTENSION_LIST + ")"));
+        return runs.get(0);
     }
 
     /**
@@ -323,40 +332,25 @@ public final class Dataset {
         return byColumn;
     }
 
-    /** The columns of {@link #group}'s map that have runs. */
-    private static List<Column> columnsOf(Map<String, List<RecordLayout>> byColumn) {
-        List<Column> columns = new ArrayList<>();
-        byColumn.forEach((name, shards) -> columns.add(new Column(name, shards)));
-        return columns;
-    }
-
     /**
-     * Adds a shard file to its column(s): an Arrow or safetensors file adds one shard (one per record batch for
-     * Arrow) to each column it holds; files of one name stem must hold the same columns.
+     * Adds a shard file to its column(s): a file of named columns (npz, safetensors, Arrow) adds one shard (one per
+     * record batch for Arrow) to each column it holds, a one-column file to the column of its name's stem; files of one
+     * name stem must hold the same columns. Only the {@code wanted} columns' runs are opened.
      */
     private static void add(Map<String, List<RecordLayout>> byColumn, Map<String, List<String>> stemColumns, String stem,
                             Path file, Predicate<String> wanted) throws IOException {
-        String fn = file.getFileName().toString();
-        boolean arrow = fn.endsWith(".arrow") || fn.endsWith(".arrows");
-        if (arrow || fn.endsWith(".safetensors") || fn.endsWith(".npz")) {
-            List<String> names = arrow ? ArrowIpcFile.open(file).columns() : fn.endsWith(".npz")
-                    ? NpzArchive.open(file).columns() : SafetensorsFile.open(file).names();
-            List<String> before = stemColumns.putIfAbsent(stem, names);
-            if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
-                throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before
-                        + ": every shard of one name must hold the same columns");
-            }
-            for (String c : names) {
-                List<RecordLayout> runs = byColumn.computeIfAbsent(c, k -> new ArrayList<>());
-                if (wanted.test(c)) {
-                    runs.addAll(openShards(file, c));
-                }
-            }
-            return;
+        ShardFileFormat format = ShardFormats.require(file);
+        List<String> names = format.columns(file, stem);
+        List<String> before = stemColumns.putIfAbsent(stem, names);
+        if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
+            throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before
+                    + ": every shard of one name must hold the same columns");
         }
-        List<RecordLayout> runs = byColumn.computeIfAbsent(stem, k -> new ArrayList<>());
-        if (wanted.test(stem)) {
-            runs.add(openShard(file, stem));
+        for (String c : names) {
+            List<RecordLayout> runs = byColumn.computeIfAbsent(c, k -> new ArrayList<>());
+            if (wanted.test(c)) {
+                runs.addAll(format.open(file, c));
+            }
         }
     }
 

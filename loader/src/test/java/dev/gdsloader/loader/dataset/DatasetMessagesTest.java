@@ -19,7 +19,7 @@ class DatasetMessagesTest {
     @Test
     void anEmptyDirectoryListsEveryShardExtensionTheLoaderReads() {
         IOException e = assertThrows(IOException.class, () -> Dataset.open(dir));
-        assertEquals(dir + ": no .npy, .npz, .bin, .safetensors, .arrows or .arrow shards (and no dataset.json) in this"
+        assertEquals(dir + ": no .npy, .npz, .bin, .safetensors, .arrow or .arrows shards (and no dataset.json) in this"
                 + " directory", e.getMessage());
     }
 
@@ -27,7 +27,7 @@ class DatasetMessagesTest {
     void anUnknownExtensionListsEveryShardExtensionIncludingArrowStreams() throws IOException {
         Path f = Files.writeString(dir.resolve("x-00000.parquet"), "PAR1");
         IOException e = assertThrows(IOException.class, () -> Dataset.openShard(f, "x"));
-        assertEquals(f + ": unknown shard format (expected .npy, .npz, .bin, .safetensors, .arrows or .arrow)",
+        assertEquals(f + ": unknown shard format (expected .npy, .npz, .bin, .safetensors, .arrow or .arrows)",
                 e.getMessage());
     }
 
