@@ -4,21 +4,19 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.DirectIoPolicy;
+import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.io.GdsEngine;
 import dev.gdsloader.loader.io.IoEngine;
-import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
-import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
-import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -67,9 +65,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final int batchesPerEpoch;
     private final IoEngine engine;
     private final String pathReason;
-    private final List<Slot> slots = new ArrayList<>();
     private final ThreadPoolExecutor pool;
-    private EpochPipeline.SlotViews[] slotViews;
+    private PrefetchRing ring;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
     private long nextEpoch;
@@ -92,10 +89,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @param resume a saved state to continue from, or null to start at epoch 0
      * @param ioTimeoutMillis how long the consumer waits for one batch's reads before the epoch fails naming
      *     the shards and byte ranges, ms
+     * @param gdsThresholdBytes on the GDS path, pieces smaller than this go through pinned staging and a copy
+     *     instead of {@code cuFileRead}, bytes; 0 sends every piece through cuFile
      */
     public record Options(int batchSize, ReadPath path, int device, int prefetchDepth, int ioThreads, long maxIoBytes,
                           SamplerOptions sampler, boolean directIo, List<String> columns, LoaderState resume,
-                          long ioTimeoutMillis) {
+                          long ioTimeoutMillis, long gdsThresholdBytes) {
         /**
          * @throws IllegalArgumentException naming the first invalid option
          */
@@ -119,6 +118,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             java.util.Objects.requireNonNull(sampler, "sampler");
             if (ioTimeoutMillis <= 0) {
                 throw new IllegalArgumentException("ioTimeoutMillis must be > 0, got " + ioTimeoutMillis);
+            }
+            if (gdsThresholdBytes < 0) {
+                throw new IllegalArgumentException("gdsThresholdBytes must be >= 0 (0: every piece through cuFile), got "
+                        + gdsThresholdBytes);
             }
             columns = List.copyOf(columns);
         }
@@ -158,10 +161,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
         }
-        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset, options.maxIoBytes(), options.directIo());
+        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset,
+                new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes()));
         this.engine = sel.engine();
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
-        this.pathReason = engine.pathTaken() == PathTaken.GDS ? sel.reason() : sel.reason() + "; " + ioReason;
+        this.pathReason = engine.pathTaken().equals(PathTaken.GDS.name()) ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
@@ -173,50 +177,21 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             maxPieces[c] = sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size());
         }
         SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
-        // a queue that holds every chunk of every slot, so submitting never blocks, rejects or allocates
-        int queue = Math.max(16, options.prefetchDepth() * engine.maxChunks(layout, maxPieces));
+        // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
+        int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), engine.pathTaken().onDevice()));
+                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
         try {
-            checkHostMemory(this.dataset, layout, options.prefetchDepth(), engine.pathTaken());
-            for (int i = 0; i < options.prefetchDepth(); i++) {
-                try {
-                    slots.add(engine.newSlot(i, layout, maxPieces));
-                } catch (dev.gdsloader.cuda.CudaException e) {
-                    if (slots.size() < 2 || !e.getMessage().contains("pinned host memory")) {
-                        throw e;
-                    }
-                    // the host refused to page-lock more: run with the slots we have, and say so
-                    int have = slots.size();
-                    LOG.warning(() -> "gdsloader: cudaHostAlloc refused pinned host memory for slot " + have + " ("
-                            + layout.stagingBytes() + " bytes): prefetch depth shrinks from " + options.prefetchDepth()
-                            + " to " + have + "; " + e.getMessage());
-                    break;
-                }
-            }
-            slotViews = new EpochPipeline.SlotViews[slots.size()];
-            for (Slot slot : slots) {
-                ColumnView[] views = new ColumnView[cols.size()];
-                for (int c = 0; c < views.length; c++) {
-                    views[c] = new ColumnView(cols.get(c).name(), cols.get(c).dtype(), cols.get(c).recordShape(),
-                            slot.device(), slot.hostTarget());
-                }
-                slotViews[slot.index()] = new EpochPipeline.SlotViews(new SlotPlan(maxPieces), views);
-            }
+            checkHostMemory(engine.hostBytesPerSlot(layout), options.prefetchDepth());
+            ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth());
         } catch (IOException | RuntimeException | OutOfMemoryError e) {
-            close(); // frees the slots already made and the engine's files
+            close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
         }
     }
 
-    /** Refuses rings whose host memory (pinned or plain) would exceed half of the machine's memory. */
-    private static void checkHostMemory(Dataset dataset, SlotLayout layout, int depth, PathTaken path) {
-        long perSlot = switch (path) {
-            case HOST -> layout.targetBytes() + layout.stagingBytes();
-            // pinned staging plus the pinned image the small-record columns are packed into
-            case BOUNCE -> layout.stagingBytes() + dev.gdsloader.loader.io.BounceEngine.packingBytes(dataset, layout);
-            default -> 0;
-        };
+    /** Refuses rings whose host memory (pinned or plain, as the engine says) would exceed half of the machine's memory. */
+    private static void checkHostMemory(long perSlot, int depth) {
         long total = DirectIoPolicy.hostMemoryBytes();
         if (perSlot > 0 && (double) perSlot * depth > total / 2.0) {
             throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
@@ -248,7 +223,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /** @return the path batches take */
     public PathTaken pathTaken() {
-        return engine.pathTaken();
+        return PathTaken.valueOf(engine.pathTaken());
     }
 
     /** @return one line: the path and why it was chosen */
@@ -258,7 +233,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /** @return slots in the ring: the prefetch depth asked for, or fewer if pinned host memory ran out */
     public int slots() {
-        return slots.size();
+        return ring.size();
     }
 
     /** @return batches per epoch on this rank */
@@ -339,15 +314,15 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         long e = nextEpoch++;
         long skip = resumeBatches;
         resumeBatches = 0;
-        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, slotViews,
-                engine, pool, TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
+        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, ring, pool,
+                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
         return epoch;
     }
 
     /** @return counters of the current (or last) epoch */
     public LoaderStats stats() {
         return epoch != null ? epoch.stats() : lastStats != null ? lastStats
-                : new LoaderStats(engine.pathTaken(), 0, 0, 0, 0, 0, 0, 0);
+                : new LoaderStats(pathTaken(), 0, 0, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -373,17 +348,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             LOG.warning("gdsloader: reads still blocked at close; their slots are left allocated rather than freed under I/O");
             return;
         }
-        RuntimeException first = null;
-        for (Slot s : slots) {
-            try {
-                s.close();
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
+        try {
+            if (ring != null) {
+                ring.close();
             }
-        }
-        engine.close();
-        if (first != null) {
-            throw first;
+        } finally {
+            engine.close();
         }
     }
 
@@ -405,6 +375,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private LoaderState resume;
         private boolean blockSet;
         private long ioTimeoutMillis = 60_000;
+        private Long gdsThresholdBytes; // null: GDSLOADER_GDS_THRESHOLD, else GdsEngine.DEFAULT_THRESHOLD
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -531,6 +502,20 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * On the GDS path, pieces (runs of consecutive records of one shard) smaller than this go through pinned
+         * staging and one copy per run instead of {@code cuFileRead}, as kvikio's {@code gds_threshold}. Without this
+         * call: the environment variable {@value GdsEngine#THRESHOLD_ENV} (bytes), else 1 MiB.
+         * {@link GdsLoader#pathReason()} states the threshold in force.
+         *
+         * @param bytes the threshold, &ge; 0; 0 sends every piece through cuFile
+         * @return this
+         */
+        public Builder gdsThresholdBytes(long bytes) {
+            this.gdsThresholdBytes = bytes;
+            return this;
+        }
+
+        /**
          * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch
          * @return this
          */
@@ -579,8 +564,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             Dataset d = dataset != null ? dataset : Dataset.open(dir);
             DirectIoPolicy.Choice io = DirectIoPolicy.choose(directIo,
                     (columns.isEmpty() ? d : d.select(columns)).dataBytes(), DirectIoPolicy.hostMemoryBytes());
+            long threshold = gdsThresholdBytes != null ? gdsThresholdBytes : GdsEngine.thresholdFromEnvironment(System.getenv());
             Options o = new Options(batchSize, path, device, prefetchDepth, ioThreads, maxIoBytes, so, io.direct(), columns,
-                    resume, ioTimeoutMillis);
+                    resume, ioTimeoutMillis, threshold);
             return new GdsLoader(d, o, io.reason());
         }
     }

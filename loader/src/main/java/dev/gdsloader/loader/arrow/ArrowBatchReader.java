@@ -9,7 +9,7 @@ import dev.gdsloader.cufile.CuFileBufferRegistration;
 import dev.gdsloader.cufile.CuFileHandle;
 import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.cufile.CuFileProbe;
-import dev.gdsloader.loader.io.PathSelector;
+import dev.gdsloader.loader.PathSelector;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.arrow.ArrowBatchLayout;

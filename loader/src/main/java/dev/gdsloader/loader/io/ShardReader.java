@@ -29,6 +29,12 @@ interface ShardReader extends AutoCloseable {
     /** @return the shard's file, for messages */
     Path path();
 
+    /**
+     * @return true if reads need no alignment (a buffered descriptor, or decoded bytes): a piece is read exactly,
+     *     straight to where it is wanted; false for {@code O_DIRECT}, whose reads cover 4 KiB-aligned ranges
+     */
+    boolean exact();
+
     @Override
     void close();
 
@@ -54,6 +60,11 @@ interface ShardReader extends AutoCloseable {
             @Override
             public Path path() {
                 return f.path();
+            }
+
+            @Override
+            public boolean exact() {
+                return !f.isDirect();
             }
 
             @Override
