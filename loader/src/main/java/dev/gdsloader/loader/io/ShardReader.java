@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
 /**
- * Where the staged paths read a shard's bytes from: the file itself ({@code pread}, {@link #open}), or, for
+ * Where the staged paths read a shard's bytes from: the file itself ({@code O_DIRECT pread} of aligned covers, or
+ * exact reads through the page cache, {@link BufferedShardReader}), or, for
  * {@link HostDecodedRecords} (compressed Arrow bodies, deflated {@code .npz} members), the bytes decoded on the
  * host ({@link DecodedShardReader}), at the offsets the shard's layout gives. Implementations are thread-safe;
  * the engine's {@link OpenFiles} owns them and closes them after all I/O has stopped.
@@ -50,7 +51,14 @@ interface ShardReader extends AutoCloseable {
         if (shard instanceof HostDecodedRecords decoded) {
             return new DecodedShardReader(decoded);
         }
-        PosixFile f = PosixFile.openForRead(shard.file(), direct);
+        if (!direct) {
+            return BufferedShardReader.open(shard.file());
+        }
+        PosixFile f = PosixFile.openForRead(shard.file(), true);
+        if (!f.isDirect()) { // the filesystem refused O_DIRECT: read through the page cache
+            f.close();
+            return BufferedShardReader.open(shard.file());
+        }
         return new ShardReader() {
             @Override
             public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {

@@ -97,13 +97,18 @@ public final class ReadPlanner {
     private static void planColumn(Column column, EpochOrder order, int from, int records, ColumnPieces out) {
         int i = from;
         int end = from + records;
+        long next = end > from ? order.get(from) : 0; // each entry of the order is looked up once (a shuffle computes it)
         while (i < end) {
-            long first = order.get(i);
+            long first = next;
             int shard = column.shardOf(first);
             RecordLayout layout = column.shards().get(shard);
             long local = first - column.firstRecordOf(shard);
             long count = 1;
-            while (i + count < end && order.get((int) (i + count)) == first + count && local + count < layout.recordCount()) {
+            while (i + count < end) {
+                next = order.get((int) (i + count));
+                if (next != first + count || local + count >= layout.recordCount()) {
+                    break;
+                }
                 count++;
             }
             long offset = layout.dataOffset() + local * layout.recordBytes();
