@@ -33,10 +33,12 @@ class LoaderGpuTest {
         CudaDevice.makeCurrent(0);
     }
 
-    @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}")
-    @CsvSource({"GDS, 5, 4096, 1", "GDS, 64, 8388608, 4", "GDS, 1000, 8192, 8",
-                "BOUNCE, 5, 4096, 1", "BOUNCE, 64, 8388608, 4", "BOUNCE, 1000, 8192, 8"})
-    void everyBatchArrivesByteExactInDeviceMemory(ReadPath path, int batch, long maxIo, int threads) throws IOException {
+    @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}, GDS threshold {4}")
+    @CsvSource({"GDS, 5, 4096, 1, 0", "GDS, 64, 8388608, 4, 0", "GDS, 1000, 8192, 8, 0",
+                "GDS, 5, 4096, 1, 1048576", "GDS, 64, 8388608, 4, 2000", "GDS, 1000, 8192, 8, 100000",
+                "BOUNCE, 5, 4096, 1, 0", "BOUNCE, 64, 8388608, 4, 0", "BOUNCE, 1000, 8192, 8, 0"})
+    void everyBatchArrivesByteExactInDeviceMemory(ReadPath path, int batch, long maxIo, int threads, long gdsThreshold)
+            throws IOException {
         if (path == ReadPath.GDS) {
             CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
             assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
@@ -47,9 +49,12 @@ class LoaderGpuTest {
         List<Path> weights = TestShards.writeWeights(dir, shards);
         long total = 438;
         try (GdsLoader loader = GdsLoader.builder(dir).batchSize(batch).path(path).maxIoBytes(maxIo).ioThreads(threads)
-                .prefetchDepth(3).build();
+                .prefetchDepth(3).gdsThresholdBytes(gdsThreshold).build();
              CudaStream consumer = CudaStream.create()) {
             assertEquals(path == ReadPath.BOUNCE ? PathTaken.BOUNCE : loader.pathTaken(), loader.pathTaken());
+            if (path == ReadPath.GDS) {
+                assertTrue(loader.pathReason().contains("GDS threshold " + gdsThreshold), loader.pathReason());
+            }
             long next = 0;
             for (Batch b : loader) {
                 assertEquals(next, b.firstRecord());
