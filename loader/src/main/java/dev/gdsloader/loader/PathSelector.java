@@ -47,10 +47,17 @@ public final class PathSelector {
      *     message gives the reason)
      */
     public static Selection select(ReadPath requested, Dataset dataset, EngineConfig config) throws IOException {
+        return select(requested, dataset, config, Engines.all());
+    }
+
+    /** As {@link #select(ReadPath, Dataset, EngineConfig)}, over the given providers in order of preference. */
+    static Selection select(ReadPath requested, Dataset dataset, EngineConfig config, List<EngineProvider> providers)
+            throws IOException {
         Optional<String> decode = hostDecode(dataset);
         String prefix = decode.map(d -> d + "; ").orElse("");
         if (requested != ReadPath.AUTO) {
-            EngineProvider p = provider(requested);
+            EngineProvider p = providers.stream().filter(e -> e.path().equals(requested.name())).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("no engine serves path " + requested));
             if (decode.isPresent() && p.refusesHostDecoded().isPresent()) {
                 throw new IllegalStateException(requested + " path cannot read host-decoded data ("
                         + p.refusesHostDecoded().get() + "): " + decode.get());
@@ -63,7 +70,7 @@ public final class PathSelector {
             return new Selection(e, prefix + requested + ": requested" + (v.reason().isEmpty() ? "" : "; " + v.reason()));
         }
         String declined = null;
-        for (EngineProvider p : Engines.all()) {
+        for (EngineProvider p : providers) {
             if (decode.isPresent() && p.refusesHostDecoded().isPresent()) {
                 continue;
             }
@@ -73,8 +80,7 @@ public final class PathSelector {
                     IoEngine e = p.open(dataset, config, v);
                     return new Selection(e, prefix + p.path() + ": " + (declined != null ? declined : v.reason()));
                 } catch (IOException e) {
-                    v = EngineProvider.Verdict.no(p.path().equals("GDS") ? "cuFile refused a shard: " + e.getMessage()
-                            : p.path() + " refused a shard: " + e.getMessage());
+                    v = EngineProvider.Verdict.no(p.path() + " refused a shard: " + e.getMessage());
                 }
             }
             if (declined == null) {
@@ -82,11 +88,6 @@ public final class PathSelector {
             }
         }
         throw new IllegalStateException("no engine can read " + dataset.root() + ": " + declined);
-    }
-
-    private static EngineProvider provider(ReadPath path) {
-        return Engines.all().stream().filter(p -> p.path().equals(path.name())).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no engine serves path " + path));
     }
 
     /**
