@@ -88,16 +88,20 @@ public final class ReadPlanner {
         int from = Math.toIntExact(index * batchSize);
         int records = Math.min(batchSize, order.size() - from);
         out.reset(index, order, from, records);
+        long[] ids = out.recordScratch(records); // each entry of the order looked up once per batch (a shuffle computes it)
+        for (int i = 0; i < records; i++) {
+            ids[i] = order.get(from + i);
+        }
         List<Column> columns = dataset.columns();
         for (int c = 0; c < columns.size(); c++) {
-            planColumn(columns.get(c), order, from, records, out.column(c));
+            planColumn(columns.get(c), ids, records, out.column(c));
         }
     }
 
-    private static void planColumn(Column column, EpochOrder order, int from, int records, ColumnPieces out) {
-        int i = from;
-        int end = from + records;
-        long next = end > from ? order.get(from) : 0; // each entry of the order is looked up once (a shuffle computes it)
+    private static void planColumn(Column column, long[] ids, int records, ColumnPieces out) {
+        int i = 0;
+        int end = records;
+        long next = end > 0 ? ids[0] : 0;
         while (i < end) {
             long first = next;
             int shard = column.shardOf(first);
@@ -105,7 +109,7 @@ public final class ReadPlanner {
             long local = first - column.firstRecordOf(shard);
             long count = 1;
             while (i + count < end) {
-                next = order.get((int) (i + count));
+                next = ids[(int) (i + count)];
                 if (next != first + count || local + count >= layout.recordCount()) {
                     break;
                 }
