@@ -114,7 +114,8 @@ public final class SlotLoad {
      *
      * @param plan the entry's plan, filled for this batch
      * @param pool the I/O pool (its queue must hold every task of every entry)
-     * @throws IllegalStateException if the previous batch of this entry is still running
+     * @throws IllegalStateException if the previous batch of this entry is still running, or if planning fails (the
+     *     batch needs more operations than the entry was sized for); the entry is then idle
      */
     public void start(SlotPlan plan, Executor pool) {
         if (inFlight) {
@@ -127,7 +128,12 @@ public final class SlotLoad {
         bytes.set(0);
         done.drainPermits();
         inFlight = true;
-        work.plan(plan, this);
+        try {
+            work.plan(plan, this);
+        } catch (RuntimeException | Error e) {
+            inFlight = false; // nothing was submitted: the entry is idle again, and close() need not wait for it
+            throw e;
+        }
         taskStart[taskCount] = ops;
         pending.set(taskCount);
         if (taskCount == 0) {

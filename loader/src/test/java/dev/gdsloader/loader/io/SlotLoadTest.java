@@ -116,6 +116,7 @@ class SlotLoadTest {
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> l.start(new SlotPlan(new int[0]), r -> { }));
         assertTrue(e.getMessage().startsWith("slot 2: a batch needs more than 3 operations"), e.getMessage());
+        assertFalse(l.busy(), "a batch that failed to plan leaves the entry idle");
         SlotLoad queued = new SlotLoad("slot 3", 4, w, new AtomicLong());
         queued.start(new SlotPlan(new int[0]), r -> { }); // tasks never run: still in flight
         assertThrows(IllegalStateException.class, () -> queued.start(new SlotPlan(new int[0]), r -> { }));
