@@ -75,6 +75,39 @@ class LoaderGpuTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}, GDS threshold {1}")
+    @CsvSource({"GDS, 0", "GDS, 1048576", "BOUNCE, 0"})
+    void globallyShuffledRecordsArriveByteExactInDeviceMemory(ReadPath path, long gdsThreshold) throws IOException {
+        if (path == ReadPath.GDS) {
+            CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
+            assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
+        }
+        int[] shards = {7, 130, 1, 300};
+        List<Path> images = TestShards.writeImages(dir, shards);
+        List<Path> labels = TestShards.writeLabels(dir, shards);
+        long seen = 0;
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(100).path(path).ioThreads(4).prefetchDepth(3)
+                .shuffle(dev.gdsloader.loader.sampler.Shuffle.GLOBAL, 17).gdsThresholdBytes(gdsThreshold).build();
+             CudaStream consumer = CudaStream.create()) {
+            for (Batch b : loader) {
+                b.awaitOn(consumer);
+                java.io.ByteArrayOutputStream wantImages = new java.io.ByteArrayOutputStream();
+                java.io.ByteArrayOutputStream wantLabels = new java.io.ByteArrayOutputStream();
+                for (long r : b.recordIndices()) {
+                    wantImages.writeBytes(TestShards.fromFiles(images, r, 1));
+                    wantLabels.writeBytes(TestShards.fromFiles(labels, r, 1));
+                }
+                assertArrayEquals(wantImages.toByteArray(), FixtureLoads.download(b.column("images"), consumer),
+                        "images of " + b.describe());
+                assertArrayEquals(wantLabels.toByteArray(), FixtureLoads.download(b.column("labels"), consumer),
+                        "labels of " + b.describe());
+                seen += b.records();
+                b.release(consumer);
+            }
+        }
+        assertEquals(438, seen);
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource({"GDS", "BOUNCE"})
     void aFloat32SafetensorsTensorAtAnOddOffsetArrivesAlignedAndExactOnTheDevice(ReadPath path) throws IOException {
