@@ -70,6 +70,7 @@ class PathSelectorTest {
                 new Told("BOUNCE", true, "pinned", false, Optional.empty()));
         PathSelector.Selection f = PathSelector.select(ReadPath.AUTO, ds, CONFIG, opensLater);
         try (IoEngine e = f.engine()) {
+            assertEquals("HOST", e.pathTaken(), "the told BOUNCE provider opens a host engine");
             assertEquals("BOUNCE: GDS refused a shard: " + dir + "/images-00000.npy: cuFileHandleRegister failed", f.reason());
         }
     }
