@@ -23,6 +23,8 @@ import dev.gdsloader.loader.slot.SlotResources;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -129,7 +131,7 @@ public final class GdsEngine implements IoEngine {
             throw new IllegalArgumentException("slot " + index + " was not made by the GDS engine: " + slot);
         }
         int capacity = maxOps(layout, maxPieces);
-        return new SlotLoad("slot " + index, capacity, new Ops(s, layout, capacity), ioNanos);
+        return new SlotLoad("slot " + index, capacity, ops(s, layout, capacity), ioNanos);
     }
 
     @Override
@@ -176,9 +178,21 @@ public final class GdsEngine implements IoEngine {
         small.close();
     }
 
+    /**
+     * @param slot the entry's memory; null to plan only (tests without a GPU: {@link Ops#run} and {@link Ops#finish}
+     *     then cannot be called)
+     * @param layout its regions
+     * @param capacity most operations per batch
+     * @return the entry's operations
+     */
+    Ops ops(GdsSlot slot, SlotLayout layout, int capacity) {
+        return new Ops(slot, layout, capacity, slot == null ? threshold > 0 : slot.image != null);
+    }
+
     /** One entry's operations: cuFile reads, staged small reads and the copy runs of the staged ones. */
-    private final class Ops implements SlotLoad.Work {
+    final class Ops implements SlotLoad.Work {
         private final GdsSlot slot;
+        private final boolean staging;
         private final SlotLayout layout;
         private final int[] column;
         private final int[] shard;
@@ -190,8 +204,9 @@ public final class GdsEngine implements IoEngine {
         private final long[] runBytes;
         private int runs;
 
-        Ops(GdsSlot slot, SlotLayout layout, int capacity) {
+        private Ops(GdsSlot slot, SlotLayout layout, int capacity, boolean staging) {
             this.slot = slot;
+            this.staging = staging;
             this.layout = layout;
             this.column = new int[capacity];
             this.shard = new int[capacity];
@@ -212,7 +227,7 @@ public final class GdsEngine implements IoEngine {
                 long view = viewOffset(layout, col);
                 for (int i = 0; i < col.count(); i++) {
                     long len = col.end(i) - col.start(i);
-                    if (slot.image != null && staged(len, threshold)) {
+                    if (staging && staged(len, threshold)) {
                         long to = view + col.view(i);
                         add(load, c, col.shard(i), STAGED, col.start(i), len, to);
                         if (runs > 0 && runFrom[runs - 1] + runBytes[runs - 1] == to) {
@@ -269,6 +284,23 @@ public final class GdsEngine implements IoEngine {
                 }
             }
             return total;
+        }
+
+        /**
+         * @param i operation index
+         * @return {column, file offset, length, device (or image) offset, 1 if staged else 0} of operation {@code i}
+         */
+        long[] op(int i) {
+            return new long[] {column[i], fileOffset[i], length[i], target[i], route[i] == STAGED ? 1 : 0};
+        }
+
+        /** @return the copy runs of the staged pieces of the batch planned last, as {offset, bytes} pairs */
+        List<long[]> runs() {
+            List<long[]> l = new ArrayList<>();
+            for (int r = 0; r < runs; r++) {
+                l.add(new long[] {runFrom[r], runBytes[r]});
+            }
+            return l;
         }
 
         @Override
