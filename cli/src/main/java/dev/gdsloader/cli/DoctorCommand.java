@@ -9,7 +9,7 @@ import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.cufile.CuFileDriverProperties;
 import dev.gdsloader.cufile.CuFileLibrary;
 import dev.gdsloader.cufile.CuFileStatus;
-import dev.gdsloader.loader.io.PathSelector;
+import dev.gdsloader.loader.PathSelector;
 import dev.gdsloader.memory.MemoryUsage;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.posix.AlignedMemory;

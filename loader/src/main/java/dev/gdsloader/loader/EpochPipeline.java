@@ -3,12 +3,10 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.io.IoEngine;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.EpochOrder;
-import dev.gdsloader.loader.slot.Slot;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Iterator;
@@ -21,39 +19,26 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One epoch of the pipeline. A reader thread walks the epoch's batches: it takes a free slot from the ring
- * (waiting for the consumer's release), plans the batch into the slot's plan, starts its reads on the I/O
- * pool and queues the slot; the consumer's {@link #next()} takes slots in order and waits for their reads.
- * Reads of up to prefetch-depth batches are in flight while the consumer works. Plans, chunk tasks and
- * column state belong to the slots and are refilled in place: a batch costs one small {@link Batch} object with
- * one light {@link ColumnView} per column.
+ * One epoch of the pipeline. A reader thread walks the epoch's batches: it takes a free entry from the
+ * {@link PrefetchRing} (waiting for the consumer's release), plans the batch into the entry's plan, starts its
+ * reads on the I/O pool and queues the entry; the consumer's {@link #next()} takes entries in order and waits for
+ * their reads. Reads of up to prefetch-depth batches are in flight while the consumer works. Plans, load state and
+ * column state belong to the ring's entries and are refilled in place: a batch costs one small {@link Batch}
+ * object with one light {@link ColumnView} per column.
  */
 final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private static final Object END = new Object();
-
-    /** The per-slot plan and column state, refilled for every batch the slot holds. */
-    static final class SlotViews {
-        final SlotPlan plan;
-        final SlotColumn[] views;
-
-        SlotViews(SlotPlan plan, SlotColumn[] views) {
-            this.plan = plan;
-            this.views = views;
-        }
-    }
 
     private final Dataset dataset;
     private final EpochOrder order;
     private final int batchSize;
     private final long firstBatch;
     private final long endBatch;
-    private final List<Slot> slots;
-    private final SlotViews[] slotViews;
-    private final IoEngine engine;
+    private final PrefetchRing ring;
     private final Executor pool;
     private final List<Column> columns;
     private final long ioTimeoutNanos;
-    private final BlockingQueue<Slot> free;
+    private final BlockingQueue<RingEntry> free;
     private final BlockingQueue<Object> ready;
     private final Thread reader;
     private final long startNanos = System.nanoTime();
@@ -70,23 +55,21 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long delivered;
     private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
 
-    EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, List<Slot> slots,
-                  SlotViews[] slotViews, IoEngine engine, Executor pool, long ioTimeoutNanos) {
+    EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
+                  Executor pool, long ioTimeoutNanos) {
         this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
         this.firstBatch = firstBatch;
         this.endBatch = endBatch;
         this.delivered = firstBatch;
-        this.slots = slots;
-        this.slotViews = slotViews;
-        this.engine = engine;
+        this.ring = ring;
         this.pool = pool;
         this.columns = dataset.columns();
         this.ioTimeoutNanos = ioTimeoutNanos;
-        this.startIoNanos = engine.ioNanos();
-        this.free = new ArrayBlockingQueue<>(slots.size(), false, slots);
-        this.ready = new ArrayBlockingQueue<>(slots.size() + 1);
+        this.startIoNanos = ring.engine().ioNanos();
+        this.free = new ArrayBlockingQueue<>(ring.size(), false, ring.entries());
+        this.ready = new ArrayBlockingQueue<>(ring.size() + 1);
         this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
         this.reader.start();
     }
@@ -102,15 +85,14 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private void readBatches() {
         try {
             for (long b = firstBatch; b < endBatch; b++) {
-                Slot s = free.take();
+                RingEntry e = free.take();
                 if (closed) {
                     return;
                 }
-                s.awaitReusable();
-                SlotPlan plan = slotViews[s.index()].plan;
-                ReadPlanner.planInto(dataset, order, b, batchSize, plan);
-                engine.start(plan, s, pool);
-                ready.put(s);
+                e.memory.awaitReusable();
+                ReadPlanner.planInto(dataset, order, b, batchSize, e.plan);
+                e.load.start(e.plan, pool);
+                ready.put(e);
             }
             ready.put(END);
         } catch (InterruptedException e) {
@@ -156,13 +138,12 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         if (n instanceof RuntimeException e) {
             throw new IllegalStateException("loader failed: " + e.getMessage(), e);
         }
-        Slot slot = (Slot) n;
-        SlotViews sv = slotViews[slot.index()];
-        SlotPlan plan = sv.plan;
+        RingEntry slot = (RingEntry) n;
+        SlotPlan plan = slot.plan;
         long t0 = System.nanoTime();
         long read;
         try {
-            read = engine.await(slot, ioTimeoutNanos);
+            read = slot.load.await(ioTimeoutNanos);
         } catch (TimeoutException e) {
             // the reads are still blocked in the kernel: the slot stays out of the ring, the epoch cannot go on
             closed = true;
@@ -183,18 +164,15 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         } finally {
             stallNanos += System.nanoTime() - t0;
         }
-        for (int c = 0; c < sv.views.length; c++) {
-            ColumnPieces pieces = plan.column(c);
-            sv.views[c].fill(plan.records(), pieces.bytes(), engine.viewOffset(slot, pieces));
-        }
+        ring.fillViews(slot);
         batches++;
         delivered = plan.index() + 1;
         bytes += plan.bytes();
         storageBytes += read;
         lastNanos = System.nanoTime();
         outstanding.incrementAndGet();
-        return new Batch(plan.index(), order, plan.from(), plan.records(), sv.views, engine.pathTaken(), slot.ready(),
-                slot.index(), this::release);
+        return new Batch(plan.index(), order, plan.from(), plan.records(), slot.views, ring.path(),
+                slot.memory.ready(), slot.index, this::release);
     }
 
     private String stalledRanges(SlotPlan plan) {
@@ -211,9 +189,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     }
 
     /** A batch whose reads failed never reaches the consumer: its slot goes back once its copies are done. */
-    private void recycleFailed(Slot s) {
+    private void recycleFailed(RingEntry s) {
         try {
-            s.quiesce();
+            s.memory.quiesce();
         } finally {
             free.offer(s);
         }
@@ -221,9 +199,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     private void release(Batch b, CudaStream consumerStream) {
         outstanding.decrementAndGet();
-        Slot s = slots.get(b.slot);
+        RingEntry s = ring.entries().get(b.slot);
         if (consumerStream != null) {
-            s.releaseOn(consumerStream);
+            s.memory.releaseOn(consumerStream);
         }
         free.offer(s);
     }
@@ -245,9 +223,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
 
     /** @return the counters so far */
     LoaderStats stats() {
-        return new LoaderStats(engine.pathTaken(), batches, bytes, storageBytes,
-                batches == 0 ? 0 : lastNanos - startNanos, stallNanos, engine.ioNanos() - startIoNanos,
-                slots.size() - free.size());
+        return new LoaderStats(ring.path(), batches, bytes, storageBytes,
+                batches == 0 ? 0 : lastNanos - startNanos, stallNanos, ring.engine().ioNanos() - startIoNanos,
+                ring.size() - free.size());
     }
 
     /**
@@ -267,7 +245,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return engine.quiesce(deadline) && !reader.isAlive();
+        return ring.quiesce(deadline) && !reader.isAlive();
     }
 
     @Override

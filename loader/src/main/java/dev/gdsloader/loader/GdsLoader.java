@@ -4,22 +4,20 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.DirectIoPolicy;
+import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.io.GdsEngine;
 import dev.gdsloader.loader.io.IoEngine;
-import dev.gdsloader.loader.io.PathSelector;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
-import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
-import dev.gdsloader.loader.slot.Slot;
 import dev.gdsloader.loader.slot.SlotLayout;
 import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -73,10 +71,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final int batchesPerEpoch;
     private final IoEngine engine;
     private final String pathReason;
-    private final List<Slot> slots = new ArrayList<>();
     private final ThreadPoolExecutor pool;
     private final NativeAllocator allocator;
-    private EpochPipeline.SlotViews[] slotViews;
+    private PrefetchRing ring;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
     private long nextEpoch;
@@ -120,10 +117,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
         }
-        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset, options.maxIoBytes(), options.directIo());
+        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset,
+                new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes()));
         this.engine = sel.engine();
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
-        this.pathReason = engine.pathTaken() == PathTaken.GDS ? sel.reason() : sel.reason() + "; " + ioReason;
+        this.pathReason = engine.pathTaken().equals(PathTaken.GDS.name()) ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
@@ -135,57 +133,28 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             maxPieces[c] = sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size());
         }
         SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
-        // a queue that holds every chunk of every slot, so submitting never blocks, rejects or allocates
-        int queue = Math.max(16, options.prefetchDepth() * engine.maxChunks(layout, maxPieces));
+        // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
+        int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
         this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
                 memoryLimit);
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), engine.pathTaken().onDevice()));
+                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
         try {
-            checkBudget(this.dataset, layout, options.prefetchDepth(), engine.pathTaken());
-            for (int i = 0; i < options.prefetchDepth(); i++) {
-                try {
-                    slots.add(engine.newSlot(i, layout, maxPieces, allocator));
-                } catch (dev.gdsloader.cuda.CudaException e) {
-                    if (slots.size() < 2 || !e.getMessage().contains("pinned host memory")) {
-                        throw e;
-                    }
-                    // the host refused to page-lock more: run with the slots we have, and say so
-                    int have = slots.size();
-                    LOG.warning(() -> "gdsloader: cudaHostAlloc refused pinned host memory for slot " + have + " ("
-                            + layout.stagingBytes() + " bytes): prefetch depth shrinks from " + options.prefetchDepth()
-                            + " to " + have + "; " + e.getMessage());
-                    break;
-                }
-            }
-            slotViews = new EpochPipeline.SlotViews[slots.size()];
-            for (Slot slot : slots) {
-                SlotColumn[] views = new SlotColumn[cols.size()];
-                for (int c = 0; c < views.length; c++) {
-                    views[c] = new SlotColumn(cols.get(c).name(), cols.get(c).dtype(), cols.get(c).recordShape(),
-                            slot.device(), slot.hostTarget());
-                }
-                slotViews[slot.index()] = new EpochPipeline.SlotViews(new SlotPlan(maxPieces), views);
-            }
+            checkBudget(engine.hostBytesPerSlot(layout), PathTaken.valueOf(engine.pathTaken()).onDevice()
+                    ? layout.targetBytes() : 0, options.prefetchDepth(), PathTaken.valueOf(engine.pathTaken()));
+            ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
         } catch (IOException | RuntimeException | OutOfMemoryError e) {
-            close(); // frees the slots already made and the engine's files
+            close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
         }
     }
 
     /**
-     * Refuses, before allocating any slot, a ring whose host memory (pinned or plain) or device memory does not fit
-     * the budgets of this loader's allocator and its ancestors (by default the root's host budget: half of the
-     * machine's memory).
+     * Refuses, before allocating any slot, a ring whose host memory (pinned or plain, as the engine says) or device
+     * memory does not fit the budgets of this loader's allocator and its ancestors (by default the root's host budget:
+     * half of the machine's memory).
      */
-    private void checkBudget(Dataset dataset, SlotLayout layout, int depth, PathTaken path) {
-        long hostPerSlot = switch (path) {
-            case HOST -> layout.targetBytes() + layout.stagingBytes();
-            // pinned staging plus the pinned image the small-record columns are packed into
-            case BOUNCE -> layout.stagingBytes() + dev.gdsloader.loader.io.BounceEngine.packingBytes(dataset, layout);
-            default -> 0;
-        };
-        long devicePerSlot = path.onDevice() ? layout.targetBytes() : 0;
+    private void checkBudget(long hostPerSlot, long devicePerSlot, int depth, PathTaken path) {
         String hint = ": use a smaller batch or prefetch depth, or a larger budget";
         allocator.checkAvailable(path == PathTaken.HOST ? MemoryKind.HOST : MemoryKind.PINNED, hostPerSlot * depth,
                 ring(depth, hostPerSlot, "host") + hint);
@@ -222,7 +191,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /** @return the path batches take */
     public PathTaken pathTaken() {
-        return engine.pathTaken();
+        return PathTaken.valueOf(engine.pathTaken());
     }
 
     /** @return one line: the path and why it was chosen */
@@ -232,7 +201,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /** @return slots in the ring: the prefetch depth asked for, or fewer if pinned host memory ran out */
     public int slots() {
-        return slots.size();
+        return ring.size();
     }
 
     /** @return batches per epoch on this rank */
@@ -310,8 +279,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         long e = nextEpoch++;
         long skip = resumeBatches;
         resumeBatches = 0;
-        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, slots, slotViews,
-                engine, pool, TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
+        epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, ring, pool,
+                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
         return epoch;
     }
 
@@ -321,7 +290,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      */
     public LoaderStats stats() {
         LoaderStats s = epoch != null ? epoch.stats() : lastStats != null ? lastStats
-                : new LoaderStats(engine.pathTaken(), 0, 0, 0, 0, 0, 0, 0);
+                : new LoaderStats(pathTaken(), 0, 0, 0, 0, 0, 0, 0);
         return s.withMemory(allocator.usage());
     }
 
@@ -356,17 +325,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             LOG.warning("gdsloader: reads still blocked at close; their slots are left allocated rather than freed under I/O");
             return;
         }
-        RuntimeException first = null;
-        for (Slot s : slots) {
-            try {
-                s.close();
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
+        try {
+            if (ring != null) {
+                ring.close();
             }
-        }
-        engine.close();
-        if (first != null) {
-            throw first;
+        } finally {
+            engine.close();
         }
         if (allocator != null) {
             allocator.close(); // throws, listing it, if any memory of the slots is still outstanding
@@ -530,6 +494,21 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * On the GDS path, pieces (runs of consecutive records of one shard) smaller than this go through pinned
+         * staging and one copy per run instead of {@code cuFileRead}, as kvikio's {@code gds_threshold}. Without this
+         * call: the environment variable {@value GdsEngine#THRESHOLD_ENV} (bytes), else 1 MiB.
+         * {@link GdsLoader#pathReason()} states the threshold in force.
+         *
+         * @param bytes the threshold, &ge; 0; 0 sends every piece through cuFile
+         * @return this
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder gdsThresholdBytes(long bytes) {
+            options = options.withGdsThresholdBytes(bytes);
+            return this;
+        }
+
+        /**
          * @param state a state saved by {@link GdsLoader#state()}; the loader continues with the next batch. Its
          *     batch size and sampler settings must equal the options' (checked by {@link #build()})
          * @return this
@@ -611,7 +590,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             Dataset d = dataset != null ? dataset : Dataset.open(dir, o.columns()); // unselected columns are never opened
             DirectIoPolicy.Choice io = DirectIoPolicy.choose(o.directIo(),
                     (o.columns().isEmpty() ? d : d.select(o.columns())).dataBytes(), DirectIoPolicy.hostMemoryBytes());
-            return new GdsLoader(d, o.withDirectIo(io.direct()), resume, io.reason(), allocator, memoryLimit);
+            long threshold = o.gdsThresholdBytes() != null ? o.gdsThresholdBytes()
+                    : GdsEngine.thresholdFromEnvironment(System.getenv());
+            return new GdsLoader(d, o.withDirectIo(io.direct()).withGdsThresholdBytes(threshold), resume, io.reason(),
+                    allocator, memoryLimit);
         }
     }
 }

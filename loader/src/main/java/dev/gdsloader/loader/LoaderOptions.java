@@ -27,7 +27,8 @@ import java.util.stream.Collectors;
  * <p>As JSON ({@link #toJson()}, {@link #fromJson(String)}) an object with these component names, the sampler
  * nested: {@code {"batchSize":256,"sampler":{"shuffle":"GLOBAL","seed":7,"blockRecords":0,"rank":0,
  * "worldSize":1,"partition":"EXACT_ONCE","dropLast":false},"path":"AUTO","device":0,"prefetchDepth":4,
- * "ioThreads":4,"maxIoBytes":8388608,"directIo":null,"columns":[],"ioTimeoutMillis":60000}}. Reading fills
+ * "ioThreads":4,"maxIoBytes":8388608,"directIo":null,"columns":[],"ioTimeoutMillis":60000,
+ * "gdsThresholdBytes":null}}. Reading fills
  * absent fields from {@link #defaults()}, accepts enum names in any case, and refuses unknown fields.
  *
  * @param batchSize records per batch, &gt; 0; 0 while not set yet (a loader refuses to build with it)
@@ -44,9 +45,14 @@ import java.util.stream.Collectors;
  * @param columns columns to load, in any order; empty for all
  * @param ioTimeoutMillis how long the consumer waits for one batch's reads before the epoch fails naming
  *     the shards and byte ranges, ms, &gt; 0
+ * @param gdsThresholdBytes on the GDS path, pieces (runs of consecutive records of one shard) smaller than this go
+ *     through pinned staging and one copy per run instead of {@code cuFileRead} (kvikio's {@code gds_threshold}),
+ *     bytes, &ge; 0; 0 sends every piece through cuFile; null takes the environment variable
+ *     {@code GDSLOADER_GDS_THRESHOLD}, else 1 MiB (the options a loader reports hold the value in force)
  */
 public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path, int device, int prefetchDepth,
-                            int ioThreads, long maxIoBytes, Boolean directIo, List<String> columns, long ioTimeoutMillis) {
+                            int ioThreads, long maxIoBytes, Boolean directIo, List<String> columns, long ioTimeoutMillis,
+                            Long gdsThresholdBytes) {
     /** Most slots a ring may have. */
     public static final int MAX_PREFETCH_DEPTH = 64;
     /** Most I/O threads. */
@@ -92,6 +98,10 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
         if (ioTimeoutMillis <= 0) {
             throw new IllegalArgumentException("ioTimeoutMillis must be > 0 ms, got " + ioTimeoutMillis);
         }
+        if (gdsThresholdBytes != null && gdsThresholdBytes < 0) {
+            throw new IllegalArgumentException("gdsThresholdBytes must be >= 0 bytes (0: every piece through cuFile), got "
+                    + gdsThresholdBytes);
+        }
     }
 
     /**
@@ -100,7 +110,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      *     decided by the dataset's size, all columns, 60 s I/O timeout
      */
     public static LoaderOptions defaults() {
-        return new LoaderOptions(0, SamplerOptions.sequential(), ReadPath.AUTO, 0, 4, 4, 8L << 20, null, List.of(), 60_000);
+        return new LoaderOptions(0, SamplerOptions.sequential(), ReadPath.AUTO, 0, 4, 4, 8L << 20, null, List.of(), 60_000, null);
     }
 
     /**
@@ -109,7 +119,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if {@code records < 0}
      */
     public LoaderOptions withBatchSize(int records) {
-        return new LoaderOptions(records, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(records, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -117,7 +127,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @return a copy with these sampler settings
      */
     public LoaderOptions withSampler(SamplerOptions options) {
-        return new LoaderOptions(batchSize, options, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, options, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -125,7 +135,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @return a copy with this path
      */
     public LoaderOptions withPath(ReadPath requested) {
-        return new LoaderOptions(batchSize, sampler, requested, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, requested, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -134,7 +144,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if negative
      */
     public LoaderOptions withDevice(int ordinal) {
-        return new LoaderOptions(batchSize, sampler, path, ordinal, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, ordinal, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -143,7 +153,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if out of range
      */
     public LoaderOptions withPrefetchDepth(int slots) {
-        return new LoaderOptions(batchSize, sampler, path, device, slots, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, device, slots, ioThreads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -152,7 +162,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if out of range
      */
     public LoaderOptions withIoThreads(int threads) {
-        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, threads, maxIoBytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, threads, maxIoBytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -161,7 +171,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if not such a multiple
      */
     public LoaderOptions withMaxIoBytes(long bytes) {
-        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, bytes, directIo, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, bytes, directIo, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -169,7 +179,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @return a copy with this choice
      */
     public LoaderOptions withDirectIo(Boolean direct) {
-        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, direct, columns, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, direct, columns, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -177,7 +187,7 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @return a copy with this column selection
      */
     public LoaderOptions withColumns(List<String> names) {
-        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, names, ioTimeoutMillis);
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, names, ioTimeoutMillis, gdsThresholdBytes);
     }
 
     /**
@@ -186,7 +196,18 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
      * @throws IllegalArgumentException if not positive
      */
     public LoaderOptions withIoTimeoutMillis(long millis) {
-        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, millis);
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns, millis, gdsThresholdBytes);
+    }
+
+    /**
+     * @param bytes the GDS path's threshold (see {@link #gdsThresholdBytes()}), &ge; 0, or null for the environment's
+     *     or the default
+     * @return a copy with this threshold
+     * @throws IllegalArgumentException if negative
+     */
+    public LoaderOptions withGdsThresholdBytes(Long bytes) {
+        return new LoaderOptions(batchSize, sampler, path, device, prefetchDepth, ioThreads, maxIoBytes, directIo, columns,
+                ioTimeoutMillis, bytes);
     }
 
     /**

@@ -11,8 +11,11 @@ public enum ReadPath {
     AUTO,
     /** {@code cuFileRead} straight into device memory (true GPUDirect, or cuFile's compat mode where the probe says so). */
     GDS,
-    /** {@code O_DIRECT pread} into pinned host memory, then {@code cudaMemcpyAsync} on the slot's stream. */
+    /**
+     * Reads into pinned host memory ({@code O_DIRECT} covers, or each piece's exact bytes through the page cache when
+     * the dataset fits in half of host memory), then {@code cudaMemcpyAsync} on the slot's stream.
+     */
     BOUNCE,
-    /** {@code O_DIRECT pread} into host memory only; for machines without a GPU. */
+    /** The same reads into host memory only; for machines without a GPU. */
     HOST
 }

@@ -33,10 +33,12 @@ class LoaderGpuTest {
         CudaDevice.makeCurrent(0);
     }
 
-    @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}")
-    @CsvSource({"GDS, 5, 4096, 1", "GDS, 64, 8388608, 4", "GDS, 1000, 8192, 8",
-                "BOUNCE, 5, 4096, 1", "BOUNCE, 64, 8388608, 4", "BOUNCE, 1000, 8192, 8"})
-    void everyBatchArrivesByteExactInDeviceMemory(ReadPath path, int batch, long maxIo, int threads) throws IOException {
+    @ParameterizedTest(name = "{0}, batch {1}, maxIo {2}, threads {3}, GDS threshold {4}")
+    @CsvSource({"GDS, 5, 4096, 1, 0", "GDS, 64, 8388608, 4, 0", "GDS, 1000, 8192, 8, 0",
+                "GDS, 5, 4096, 1, 1048576", "GDS, 64, 8388608, 4, 2000", "GDS, 1000, 8192, 8, 100000",
+                "BOUNCE, 5, 4096, 1, 0", "BOUNCE, 64, 8388608, 4, 0", "BOUNCE, 1000, 8192, 8, 0"})
+    void everyBatchArrivesByteExactInDeviceMemory(ReadPath path, int batch, long maxIo, int threads, long gdsThreshold)
+            throws IOException {
         if (path == ReadPath.GDS) {
             CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
             assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
@@ -47,9 +49,12 @@ class LoaderGpuTest {
         List<Path> weights = TestShards.writeWeights(dir, shards);
         long total = 438;
         try (GdsLoader loader = GdsLoader.builder(dir).batchSize(batch).path(path).maxIoBytes(maxIo).ioThreads(threads)
-                .prefetchDepth(3).build();
+                .prefetchDepth(3).gdsThresholdBytes(gdsThreshold).build();
              CudaStream consumer = CudaStream.create()) {
             assertEquals(path == ReadPath.BOUNCE ? PathTaken.BOUNCE : loader.pathTaken(), loader.pathTaken());
+            if (path == ReadPath.GDS) {
+                assertTrue(loader.pathReason().contains("GDS threshold " + gdsThreshold), loader.pathReason());
+            }
             long next = 0;
             for (Batch b : loader) {
                 assertEquals(next, b.firstRecord());
@@ -68,6 +73,39 @@ class LoaderGpuTest {
             }
             assertEquals(total, next);
         }
+    }
+
+    @ParameterizedTest(name = "{0}, GDS threshold {1}")
+    @CsvSource({"GDS, 0", "GDS, 1048576", "BOUNCE, 0"})
+    void globallyShuffledRecordsArriveByteExactInDeviceMemory(ReadPath path, long gdsThreshold) throws IOException {
+        if (path == ReadPath.GDS) {
+            CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
+            assumeTrue(st.usable(), () -> "cuFile unusable here: " + st.reason());
+        }
+        int[] shards = {7, 130, 1, 300};
+        List<Path> images = TestShards.writeImages(dir, shards);
+        List<Path> labels = TestShards.writeLabels(dir, shards);
+        long seen = 0;
+        try (GdsLoader loader = GdsLoader.builder(dir).batchSize(100).path(path).ioThreads(4).prefetchDepth(3)
+                .shuffle(dev.gdsloader.loader.sampler.Shuffle.GLOBAL, 17).gdsThresholdBytes(gdsThreshold).build();
+             CudaStream consumer = CudaStream.create()) {
+            for (Batch b : loader) {
+                b.awaitOn(consumer);
+                java.io.ByteArrayOutputStream wantImages = new java.io.ByteArrayOutputStream();
+                java.io.ByteArrayOutputStream wantLabels = new java.io.ByteArrayOutputStream();
+                for (long r : b.recordIndices()) {
+                    wantImages.writeBytes(TestShards.fromFiles(images, r, 1));
+                    wantLabels.writeBytes(TestShards.fromFiles(labels, r, 1));
+                }
+                assertArrayEquals(wantImages.toByteArray(), FixtureLoads.download(b.column("images"), consumer),
+                        "images of " + b.describe());
+                assertArrayEquals(wantLabels.toByteArray(), FixtureLoads.download(b.column("labels"), consumer),
+                        "labels of " + b.describe());
+                seen += b.records();
+                b.release(consumer);
+            }
+        }
+        assertEquals(438, seen);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -1,60 +1,118 @@
 package dev.gdsloader.loader.io;
 
-import dev.gdsloader.loader.PathTaken;
-import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.slot.Slot;
-import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.posix.PosixFile;
 import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.plan.ColumnPieces;
+import dev.gdsloader.loader.slot.ComposedSlot;
+import dev.gdsloader.loader.slot.DeviceTarget;
+import dev.gdsloader.loader.slot.HostTarget;
+import dev.gdsloader.loader.slot.SlotAllocation;
+import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.slot.SlotResources;
+import dev.gdsloader.posix.AlignedMemory;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
+import java.nio.file.Path;
 
 /**
- * The bounce path: {@code O_DIRECT pread} (or a buffered one, see {@link DirectIoPolicy}) into the slot's pinned
- * staging memory, then to the device.
+ * The bounce path: {@code pread} ({@code O_DIRECT} or buffered, see {@link DirectIoPolicy}) into pinned host
+ * memory, then {@code cudaMemcpyAsync} to the device on the slot's stream ({@link StagedReads} says how each
+ * piece moves).
  *
- * <p>Columns of large records go with one {@code cudaMemcpyAsync} per chunk on the slot's stream as soon as the
- * chunk is read, so copies overlap the remaining reads. Columns of small records (under {@link #PACK_BELOW}
- * bytes each) would need one copy per record under a shuffle, and every copy call has a fixed cost (on the H200
- * machine, 64 KiB pinned copies reach 14 GB/s against 55 GB/s for large ones: {@code ../shared/gpu/README.md}):
- * their bytes are packed on the host into a pinned image of the column's view, and the column goes to the
- * device in one copy when the batch's reads are done.
+ * <p>Columns of large records go with one copy per read as soon as it is done, so copies overlap the remaining
+ * reads. Columns of small records (under {@link #PACK_BELOW} bytes each) would need one copy per record under a
+ * shuffle, and every copy call has a fixed cost (on the H200 machine, 64 KiB pinned copies reach 14 GB/s against
+ * 55 GB/s for large ones: {@code ../shared/gpu/README.md}): their bytes are packed on the host into a pinned image
+ * of the column's view (buffered reads land there directly) and the column goes to the device in one copy when
+ * the batch's reads are done.
+ *
+ * <p>{@link #onHost} runs the same planning, packing and copy offsets over plain host memory standing in for
+ * pinned and device memory (a {@link HostCopy}), so that CI without a GPU checks them byte for byte.
+ * Thread-safe; owns its open files.
  */
-public final class BounceEngine extends StagedEngine {
+public final class BounceEngine implements IoEngine {
     /** Records smaller than this many bytes are packed on the host and copied once per column and batch. */
     public static final long PACK_BELOW = 64 << 10;
 
-    /*
-     * Written once, by the first allocateSlot (under IoEngine.newSlot's lock, in GdsLoader's constructor), read by
-     * I/O threads in copy and finish. The happens-before edge is the hand-off of each batch: the constructor's
-     * thread -> Thread.start of the pipeline's reader thread -> pool.execute of the chunk tasks (and the engine is
-     * reached through GdsLoader's final field). No slot is loaded before newSlot has returned.
-     */
-    /** Per column: offset of its packed image in {@link Slot#packed()}, or -1 where chunks are copied directly. */
-    private long[] packedAt;
-    /** Per column: bytes of its packed image (its target region). */
-    private long[] packedBytes;
+    private final StagedReads reads;
+    private final boolean onDevice;
+
+    private BounceEngine(Dataset dataset, EngineConfig config, boolean onDevice) {
+        this.reads = new StagedReads(dataset, config);
+        this.onDevice = onDevice;
+    }
 
     /**
      * @param dataset the dataset
-     * @param maxIo largest single read, bytes (multiple of 4 KiB)
-     * @param direct whether to open shards with {@code O_DIRECT} (falls back per file where refused)
+     * @param config the settings
      */
-    public BounceEngine(Dataset dataset, long maxIo, boolean direct) {
-        super(dataset, maxIo, direct);
+    public BounceEngine(Dataset dataset, EngineConfig config) {
+        this(dataset, config, true);
+    }
+
+    /**
+     * A bounce engine over host memory: plain host memory stands in for the pinned staging, the packed images and
+     * the device memory, and the copy step is a host copy; batches land in {@link SlotMemory#hostTarget()}.
+     * Needs no GPU (CI tests of the bounce path's offsets).
+     *
+     * @param dataset the dataset
+     * @param config the settings
+     * @return the engine, owned by the caller
+     */
+    public static BounceEngine onHost(Dataset dataset, EngineConfig config) {
+        return new BounceEngine(dataset, config, false);
     }
 
     @Override
-    public PathTaken pathTaken() {
-        return PathTaken.BOUNCE;
+    public String pathTaken() {
+        return "BOUNCE";
     }
 
     @Override
-    protected Slot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
-        if (packedAt == null) { // every slot of a loader has the same layout
-            planPacking(layout);
+    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+        long packing = packingBytes(reads.dataset(), layout);
+        return SlotAllocation.build(a -> onDevice ? BounceSlot.onDevice(layout, packing, a, allocator)
+                : BounceSlot.onHost(layout, packing, a, allocator));
+    }
+
+    @Override
+    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
+        if (!(slot instanceof BounceSlot s)) {
+            throw new IllegalArgumentException("slot " + index + " was not made by the bounce engine: " + slot);
         }
-        long total = Arrays.stream(packedBytes).sum();
-        return Slot.assemble(index, layout, allocator, b -> b.withDevice().withPinnedStaging().withPinnedPacking(total));
+        return reads.newLoad(index, s, layout, maxPieces, packedAt(reads.dataset(), layout), false);
+    }
+
+    @Override
+    public int maxOps(SlotLayout layout, int[] maxPieces) {
+        return IoEngine.maxReads(layout, maxPieces, reads.maxIo());
+    }
+
+    @Override
+    public long viewOffset(SlotLayout layout, ColumnPieces column) {
+        return layout.targetOffsets()[column.column()];
+    }
+
+    @Override
+    public long hostBytesPerSlot(SlotLayout layout) {
+        // pinned staging plus the pinned image the small-record columns are packed into (plus the stand-in target)
+        return layout.stagingBytes() + packingBytes(reads.dataset(), layout) + (onDevice ? 0 : layout.targetBytes());
+    }
+
+    @Override
+    public long ioNanos() {
+        return reads.ioNanos();
+    }
+
+    @Override
+    public void close() {
+        reads.close();
     }
 
     /**
@@ -63,57 +121,116 @@ public final class BounceEngine extends StagedEngine {
      *
      * @param dataset the dataset
      * @param layout the slot layout of that dataset
-     * @return bytes of {@link Slot#packed()} per slot; 0 where no column is packed
+     * @return bytes of the packed image per slot; 0 where no column is packed
      */
     public static long packingBytes(Dataset dataset, SlotLayout layout) {
         long total = 0;
-        int n = dataset.columns().size();
-        for (int c = 0; c < n; c++) {
+        for (int c = 0; c < dataset.columns().size(); c++) {
             if (dataset.columns().get(c).recordBytes() < PACK_BELOW) {
-                long end = c + 1 < n ? layout.targetOffsets()[c + 1] : layout.targetBytes();
-                total += end - layout.targetOffsets()[c];
+                total += layout.targetRegion(c);
             }
         }
         return total;
     }
 
-    private void planPacking(SlotLayout layout) {
+    /** @return per column, the offset of its packed image in a slot's packed memory, or -1 where it is not packed */
+    static long[] packedAt(Dataset dataset, SlotLayout layout) {
         int n = dataset.columns().size();
         long[] at = new long[n];
-        long[] bytes = new long[n];
         long next = 0;
         for (int c = 0; c < n; c++) {
             at[c] = -1;
             if (dataset.columns().get(c).recordBytes() < PACK_BELOW) {
-                long end = c + 1 < n ? layout.targetOffsets()[c + 1] : layout.targetBytes();
                 at[c] = next;
-                bytes[c] = end - layout.targetOffsets()[c];
-                next += bytes[c];
+                next += layout.targetRegion(c);
             }
         }
-        packedBytes = bytes;
-        packedAt = at;
+        return at;
     }
 
-    @Override
-    protected void copy(Slot slot, int column, long from, long to, long bytes) {
-        long at = packedAt[column];
-        if (at < 0) {
-            slot.stream().copyToDevice(slot.device(), to, slot.pinned(), from, bytes);
-        } else {
-            MemorySegment.copy(slot.pinned().segment(), from, slot.packed().segment(),
-                    at + (to - slot.layout().targetOffsets()[column]), bytes);
+    /**
+     * A bounce slot: its target (device memory with stream and events, or host memory standing in), staging and
+     * packed image (pinned, or plain host memory standing in) and the copy step between them. Owned by its ring
+     * entry; {@link #close()} frees everything once, newest first.
+     */
+    static final class BounceSlot implements StagedMemory, ComposedSlot {
+        private final SlotMemory target;
+        private final AutoCloseable stagingOwner;
+        private final AutoCloseable packedOwner;
+        private final MemorySegment staging;
+        private final MemorySegment packed;
+        private final CopyStep copy;
+        private final SlotResources resources;
+
+        private BounceSlot(SlotMemory target, AutoCloseable stagingOwner, MemorySegment staging,
+                           AutoCloseable packedOwner, MemorySegment packed, CopyStep copy) {
+            this.target = target;
+            this.stagingOwner = stagingOwner;
+            this.staging = staging;
+            this.packedOwner = packedOwner;
+            this.packed = packed;
+            this.copy = copy;
+            this.resources = new SlotResources("bounce slot", target, packedOwner, stagingOwner);
+        }
+
+        static BounceSlot onDevice(SlotLayout layout, long packing, SlotAllocation a, NativeAllocator allocator) {
+            DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
+            PinnedBuffer s = a.add(PinnedBuffer.allocate(layout.stagingBytes(), allocator));
+            PinnedBuffer p = packing > 0 ? a.add(PinnedBuffer.allocate(packing, allocator)) : null;
+            return new BounceSlot(t, s, s.segment(), p, p == null ? null : p.segment(), new DeviceCopy(t, s, p));
+        }
+
+        static BounceSlot onHost(SlotLayout layout, long packing, SlotAllocation a, NativeAllocator allocator) {
+            HostTarget t = a.add(HostTarget.allocate(layout.targetBytes(), allocator));
+            AlignedMemory s = a.add(new AlignedMemory(layout.stagingBytes(), PosixFile.DIRECT_ALIGNMENT, allocator));
+            AlignedMemory p = packing > 0 ? a.add(new AlignedMemory(packing, PosixFile.DIRECT_ALIGNMENT, allocator)) : null;
+            return new BounceSlot(t, s, s.segment(), p, p == null ? null : p.segment(), new HostCopy(t.hostTarget()));
+        }
+
+        @Override
+        public SlotMemory target() {
+            return target;
+        }
+
+        @Override
+        public MemorySegment staging() {
+            return staging;
+        }
+
+        @Override
+        public MemorySegment packed() {
+            return packed;
+        }
+
+        @Override
+        public CopyStep copy() {
+            return copy;
+        }
+
+        @Override
+        public void close() {
+            resources.close();
         }
     }
 
-    @Override
-    protected void finish(Slot slot) {
-        for (int c = 0; c < packedAt.length; c++) {
-            if (packedAt[c] >= 0) {
-                slot.stream().copyToDevice(slot.device(), slot.layout().targetOffsets()[c], slot.packed(), packedAt[c],
-                        packedBytes[c]);
+    /** Serves {@code BOUNCE}: any machine with a GPU. */
+    static final class Provider implements EngineProvider {
+        @Override
+        public String path() {
+            return "BOUNCE";
+        }
+
+        @Override
+        public Verdict check(Path dataDir, EngineConfig config, boolean requested) {
+            if (!Cuda.availability().available()) {
+                return Verdict.no((requested ? "BOUNCE path needs a GPU: " : "no GPU path: ") + Cuda.availability().reason());
             }
+            return Verdict.yes(requested ? "" : "reads go through pinned staging memory, then copies to the GPU");
         }
-        slot.ready().record(slot.stream());
+
+        @Override
+        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) {
+            return new BounceEngine(dataset, config);
+        }
     }
 }

@@ -43,6 +43,11 @@ final class DecodedShardReader implements ShardReader {
     }
 
     @Override
+    public boolean exact() {
+        return true;
+    }
+
+    @Override
     public Path path() {
         return shard.file();
     }

@@ -3,14 +3,13 @@ package dev.gdsloader.loader.io;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
 import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The open files of one engine, one per (column, shard), opened on first use and closed together.
  *
- * <p>Thread-safe; the engine owns it and closes it after all I/O has stopped.
+ * <p>Thread-safe; a file already open is found without a lock (reads of every piece look it up). The engine owns
+ * it and closes it after all I/O has stopped.
  *
  * @param <F> the open-file type (a {@link ShardReader} or a {@code CuFileHandle})
  */
@@ -23,30 +22,27 @@ final class OpenFiles<F extends AutoCloseable> implements AutoCloseable {
 
     private final Dataset dataset;
     private final Opener<F> opener;
-    private final List<List<F>> files = new ArrayList<>();
+    private final AtomicReferenceArray<AtomicReferenceArray<F>> files;
 
     OpenFiles(Dataset dataset, Opener<F> opener) {
         this.dataset = dataset;
         this.opener = opener;
-        for (var c : dataset.columns()) {
-            List<F> l = new ArrayList<>();
-            for (int i = 0; i < c.shards().size(); i++) {
-                l.add(null);
-            }
-            files.add(l);
+        this.files = new AtomicReferenceArray<>(dataset.columns().size());
+        for (int c = 0; c < dataset.columns().size(); c++) {
+            files.set(c, new AtomicReferenceArray<>(dataset.columns().get(c).shards().size()));
         }
-    }
-
-    /** @return the path of a shard */
-    Path path(int column, int shard) {
-        return dataset.columns().get(column).shards().get(shard).file();
     }
 
     /**
      * @return the open file for (column, shard), opening it if needed
      * @throws IOException naming the file if it cannot be opened
      */
-    synchronized F get(int column, int shard) throws IOException {
+    F get(int column, int shard) throws IOException {
+        F f = files.get(column).get(shard);
+        return f != null ? f : open(column, shard);
+    }
+
+    private synchronized F open(int column, int shard) throws IOException {
         F f = files.get(column).get(shard);
         if (f == null) {
             f = opener.open(dataset.columns().get(column).shards().get(shard));
@@ -57,16 +53,16 @@ final class OpenFiles<F extends AutoCloseable> implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        for (List<F> l : files) {
-            for (int i = 0; i < l.size(); i++) {
-                F f = l.get(i);
+        for (int c = 0; c < files.length(); c++) {
+            AtomicReferenceArray<F> l = files.get(c);
+            for (int i = 0; i < l.length(); i++) {
+                F f = l.getAndSet(i, null);
                 if (f != null) {
                     try {
                         f.close();
                     } catch (Exception ignored) {
                         // closing a read-only descriptor has nothing to report
                     }
-                    l.set(i, null);
                 }
             }
         }

@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
 /**
- * Where the staged paths read a shard's bytes from: the file itself ({@code pread}, {@link #open}), or, for
+ * Where the staged paths read a shard's bytes from: the file itself ({@code O_DIRECT pread} of aligned covers, or
+ * exact reads through the page cache, {@link BufferedShardReader}), or, for
  * {@link HostDecodedRecords} (compressed Arrow bodies, deflated {@code .npz} members), the bytes decoded on the
  * host ({@link DecodedShardReader}), at the offsets the shard's layout gives. Implementations are thread-safe;
  * the engine's {@link OpenFiles} owns them and closes them after all I/O has stopped.
@@ -29,6 +30,12 @@ interface ShardReader extends AutoCloseable {
     /** @return the shard's file, for messages */
     Path path();
 
+    /**
+     * @return true if reads need no alignment (a buffered descriptor, or decoded bytes): a piece is read exactly,
+     *     straight to where it is wanted; false for {@code O_DIRECT}, whose reads cover 4 KiB-aligned ranges
+     */
+    boolean exact();
+
     @Override
     void close();
 
@@ -44,7 +51,14 @@ interface ShardReader extends AutoCloseable {
         if (shard instanceof HostDecodedRecords decoded) {
             return new DecodedShardReader(decoded);
         }
-        PosixFile f = PosixFile.openForRead(shard.file(), direct);
+        if (!direct) {
+            return BufferedShardReader.open(shard.file());
+        }
+        PosixFile f = PosixFile.openForRead(shard.file(), true);
+        if (!f.isDirect()) { // the filesystem refused O_DIRECT: read through the page cache
+            f.close();
+            return BufferedShardReader.open(shard.file());
+        }
         return new ShardReader() {
             @Override
             public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {
@@ -54,6 +68,11 @@ interface ShardReader extends AutoCloseable {
             @Override
             public Path path() {
                 return f.path();
+            }
+
+            @Override
+            public boolean exact() {
+                return !f.isDirect();
             }
 
             @Override

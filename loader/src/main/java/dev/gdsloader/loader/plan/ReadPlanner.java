@@ -88,22 +88,31 @@ public final class ReadPlanner {
         int from = Math.toIntExact(index * batchSize);
         int records = Math.min(batchSize, order.size() - from);
         out.reset(index, order, from, records);
+        long[] ids = out.recordScratch(records); // each entry of the order looked up once per batch (a shuffle computes it)
+        for (int i = 0; i < records; i++) {
+            ids[i] = order.get(from + i);
+        }
         List<Column> columns = dataset.columns();
         for (int c = 0; c < columns.size(); c++) {
-            planColumn(columns.get(c), order, from, records, out.column(c));
+            planColumn(columns.get(c), ids, records, out.column(c));
         }
     }
 
-    private static void planColumn(Column column, EpochOrder order, int from, int records, ColumnPieces out) {
-        int i = from;
-        int end = from + records;
+    private static void planColumn(Column column, long[] ids, int records, ColumnPieces out) {
+        int i = 0;
+        int end = records;
+        long next = end > 0 ? ids[0] : 0;
         while (i < end) {
-            long first = order.get(i);
+            long first = next;
             int shard = column.shardOf(first);
             RecordLayout layout = column.shards().get(shard);
             long local = first - column.firstRecordOf(shard);
             long count = 1;
-            while (i + count < end && order.get((int) (i + count)) == first + count && local + count < layout.recordCount()) {
+            while (i + count < end) {
+                next = ids[(int) (i + count)];
+                if (next != first + count || local + count >= layout.recordCount()) {
+                    break;
+                }
                 count++;
             }
             long offset = layout.dataOffset() + local * layout.recordBytes();

@@ -17,6 +17,7 @@ public final class SlotPlan {
     private EpochOrder order;
     private int from;
     private int records;
+    private long[] scratch = new long[0];
 
     /**
      * @param maxPieces for each column, the most pieces one batch of it can need
@@ -36,6 +37,18 @@ public final class SlotPlan {
         for (ColumnPieces c : columns) {
             c.clear();
         }
+    }
+
+    /**
+     * @param n records of the batch being planned
+     * @return an array of at least {@code n} entries for the batch's global record indices, reused across batches
+     *     (allocated again only when a batch is longer than every earlier one)
+     */
+    long[] recordScratch(int n) {
+        if (scratch.length < n) {
+            scratch = new long[n];
+        }
+        return scratch;
     }
 
     /** @return batch index within the epoch */

@@ -38,4 +38,20 @@ public record SlotLayout(long[] targetOffsets, long targetBytes, long[] stagingO
         }
         return new SlotLayout(to, Math.max(t, Alignment.BLOCK), so, Math.max(s, Alignment.BLOCK));
     }
+
+    /**
+     * @param c column index
+     * @return bytes of column {@code c}'s target region
+     */
+    public long targetRegion(int c) {
+        return (c + 1 < targetOffsets.length ? targetOffsets[c + 1] : targetBytes) - targetOffsets[c];
+    }
+
+    /**
+     * @param c column index
+     * @return bytes of column {@code c}'s staging region
+     */
+    public long stagingRegion(int c) {
+        return (c + 1 < stagingOffsets.length ? stagingOffsets[c + 1] : stagingBytes) - stagingOffsets[c];
+    }
 }

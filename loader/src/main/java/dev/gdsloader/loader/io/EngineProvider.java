@@ -1,0 +1,71 @@
+package dev.gdsloader.loader.io;
+
+import dev.gdsloader.loader.dataset.Dataset;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Knows whether its engine can serve data on this machine and opens it. The path selector asks the registered
+ * providers ({@link Engines#all()}) in preference order instead of naming engines. Implementations are stateless
+ * and thread-safe.
+ */
+public interface EngineProvider {
+    /** @return the name of the {@code dev.gdsloader.loader.ReadPath} constant that requests this engine */
+    String path();
+
+    /**
+     * @return empty if the engine can read host-decoded shards (bytes decoded on the host, not as stored; the
+     *     default); else why not, e.g. "cuFile reads file bytes as stored"
+     */
+    default java.util.Optional<String> refusesHostDecoded() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Whether the engine can serve files in {@code dataDir} here, before any shard is opened. Never throws.
+     *
+     * @param dataDir directory the shards live in (GDS registers a small probe file there)
+     * @param config the settings the engine would be opened with
+     * @param requested true if the user asked for this path by name; false under AUTO, where an engine that
+     *     works but another would outrun declines
+     * @return yes or no, with one line saying why: under AUTO without the path's name (the selector adds the
+     *     name of the path it takes), on request a refusal the user can read alone (the selector throws it)
+     */
+    Verdict check(Path dataDir, EngineConfig config, boolean requested);
+
+    /**
+     * Opens the engine for a dataset this provider said yes to.
+     *
+     * @param dataset the dataset
+     * @param config the settings
+     * @param verdict what {@link #check} said
+     * @return the engine, owned by the caller
+     * @throws IOException if a shard is refused (GDS handle registration), naming it; AUTO then asks the next
+     *     provider
+     */
+    IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException;
+
+    /**
+     * A provider's answer.
+     *
+     * @param serves whether it can serve
+     * @param reason one line saying why (or why not)
+     */
+    record Verdict(boolean serves, String reason) {
+        /**
+         * @param reason why
+         * @return a yes
+         */
+        public static Verdict yes(String reason) {
+            return new Verdict(true, reason);
+        }
+
+        /**
+         * @param reason why not
+         * @return a no
+         */
+        public static Verdict no(String reason) {
+            return new Verdict(false, reason);
+        }
+    }
+}

@@ -1,0 +1,237 @@
+package dev.gdsloader.loader.io;
+
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.plan.Alignment;
+import dev.gdsloader.loader.plan.ColumnPieces;
+import dev.gdsloader.loader.plan.SlotPlan;
+import dev.gdsloader.loader.slot.SlotLayout;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * How the staged engines (bounce, host) move a batch's pieces, composed into each: {@code pread} from the shard
+ * (or the host-decoded bytes, see {@link ShardReader}) through host memory.
+ *
+ * <p>Per piece, by the file's descriptor and the column's destination:
+ * <ul>
+ * <li>buffered (or decoded) and a host-addressable destination (the host path's view; the bounce path's packed
+ *     image of a small-record column): the piece's exact bytes are read straight to their place, no copy;</li>
+ * <li>buffered and a device destination (the bounce path's large records): exact bytes into staging, then one
+ *     {@link CopyStep} per read;</li>
+ * <li>{@code O_DIRECT}: the piece's 4 KiB-aligned cover into staging, then its useful bytes copied on (a host
+ *     copy, or the {@link CopyStep}).</li>
+ * </ul>
+ * Reads are cut at {@code maxIo}; consecutive reads are grouped into pool tasks by {@link SlotLoad}. Packed
+ * columns go to the target in one copy each when the batch's reads are done. Thread-safe; owns the open files.
+ */
+final class StagedReads implements AutoCloseable {
+    private static final byte EXACT_TO_HOST = 0;
+    private static final byte STAGE_TO_HOST = 1;
+    private static final byte STAGE_TO_STEP = 2;
+
+    private final Dataset dataset;
+    private final long maxIo;
+    private final OpenFiles<ShardReader> files;
+    private final AtomicLong ioNanos = new AtomicLong();
+
+    StagedReads(Dataset dataset, EngineConfig config) {
+        this.dataset = dataset;
+        this.maxIo = config.maxIo();
+        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct()));
+    }
+
+    /** @return nanoseconds spent in operations, summed over threads */
+    long ioNanos() {
+        return ioNanos.get();
+    }
+
+    /** @return largest single read, bytes */
+    long maxIo() {
+        return maxIo;
+    }
+
+    /** @return the dataset read */
+    Dataset dataset() {
+        return dataset;
+    }
+
+    /**
+     * Makes one entry's load.
+     *
+     * @param index ring position
+     * @param slot the entry's memory
+     * @param layout its regions
+     * @param maxPieces most pieces per column and batch
+     * @param packedAt per column: offset of its packed image in {@code slot.packed()}, or -1 where it has none
+     * @param intoTarget true if columns without a packed image land in {@code slot.hostTarget()} directly (the
+     *     host path); false if they go through {@code slot.copy()} (the bounce path, also where host memory
+     *     stands in for the device)
+     * @return the load
+     */
+    SlotLoad newLoad(int index, StagedMemory slot, SlotLayout layout, int[] maxPieces, long[] packedAt,
+                     boolean intoTarget) {
+        int capacity = IoEngine.maxReads(layout, maxPieces, maxIo);
+        return new SlotLoad("slot " + index, capacity, new Ops(slot, layout, packedAt, intoTarget, capacity), ioNanos);
+    }
+
+    @Override
+    public void close() {
+        files.close();
+    }
+
+    /** One entry's operations, in arrays sized once and refilled for every batch. */
+    private final class Ops implements SlotLoad.Work {
+        private final StagedMemory slot;
+        private final SlotLayout layout;
+        private final MemorySegment staging;
+        private final CopyStep step;
+        /** Per column: host memory its pieces land in directly, or null where they go through the copy step. */
+        private final MemorySegment[] hostDest;
+        /** Per column: offset in {@code hostDest} (or, for the step, in the target) of the view's byte 0. */
+        private final long[] destBase;
+        private final long[] packedAt;
+        private final long[] packedBytes;
+        private final int[] column;
+        private final int[] shard;
+        private final byte[] kind;
+        private final long[] fileOffset;
+        private final long[] length;
+        private final long[] readAt;
+        private final long[] useFrom;
+        private final long[] useTo;
+        private final long[] copyTo;
+
+        Ops(StagedMemory slot, SlotLayout layout, long[] packedAt, boolean intoTarget, int capacity) {
+            this.slot = slot;
+            this.layout = layout;
+            this.staging = slot.staging();
+            this.step = slot.copy();
+            int n = layout.targetOffsets().length;
+            this.hostDest = new MemorySegment[n];
+            this.destBase = new long[n];
+            this.packedAt = packedAt.clone();
+            this.packedBytes = new long[n];
+            for (int c = 0; c < n; c++) {
+                if (packedAt[c] >= 0) {
+                    hostDest[c] = slot.packed();
+                    destBase[c] = packedAt[c];
+                } else {
+                    hostDest[c] = intoTarget ? java.util.Objects.requireNonNull(slot.hostTarget(), "host target") : null;
+                    destBase[c] = layout.targetOffsets()[c];
+                }
+            }
+            this.column = new int[capacity];
+            this.shard = new int[capacity];
+            this.kind = new byte[capacity];
+            this.fileOffset = new long[capacity];
+            this.length = new long[capacity];
+            this.readAt = new long[capacity];
+            this.useFrom = new long[capacity];
+            this.useTo = new long[capacity];
+            this.copyTo = new long[capacity];
+        }
+
+        @Override
+        public void plan(SlotPlan plan, SlotLoad load) {
+            for (int c = 0; c < plan.columnCount(); c++) {
+                ColumnPieces col = plan.column(c);
+                packedBytes[c] = col.bytes();
+                long stagingAt = layout.stagingOffsets()[c];
+                for (int i = 0; i < col.count(); i++) {
+                    long pieceStart = col.start(i);
+                    long pieceEnd = col.end(i);
+                    long dest = destBase[c] + col.view(i);
+                    if (exact(c, col.shard(i))) {
+                        boolean direct = hostDest[c] != null;
+                        for (long off = pieceStart; off < pieceEnd; ) {
+                            long stop = Math.min(pieceEnd, off + maxIo);
+                            long to = dest + (off - pieceStart);
+                            add(load, c, col.shard(i), direct ? EXACT_TO_HOST : STAGE_TO_STEP, off, stop - off,
+                                    direct ? to : stagingAt + (off - pieceStart), off, stop, to);
+                            off = stop;
+                        }
+                        if (!direct) {
+                            stagingAt += pieceEnd - pieceStart;
+                        }
+                    } else {
+                        long start = Alignment.down(pieceStart);
+                        long end = Alignment.up(pieceEnd);
+                        byte k = hostDest[c] != null ? STAGE_TO_HOST : STAGE_TO_STEP;
+                        for (long off = start; off < end; ) {
+                            long stop = Math.min(end, Alignment.down(off) + maxIo);
+                            long from = Math.max(off, pieceStart);
+                            add(load, c, col.shard(i), k, off, stop - off, stagingAt + (off - start), from,
+                                    Math.min(stop, pieceEnd), dest + (from - pieceStart));
+                            off = stop;
+                        }
+                        stagingAt += end - start;
+                    }
+                }
+            }
+        }
+
+        /**
+         * Whether shard reads of (column, shard) can be exact: the file is opened now (on the reader thread) to
+         * ask; where that fails the piece is planned as an aligned cover, which suits any descriptor, and the
+         * read reports the failure, naming the file.
+         */
+        private boolean exact(int c, int s) {
+            try {
+                return files.get(c, s).exact();
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        private void add(SlotLoad load, int c, int s, byte k, long off, long len, long at, long from, long to, long dst) {
+            int i = load.add(len);
+            column[i] = c;
+            shard[i] = s;
+            kind[i] = k;
+            fileOffset[i] = off;
+            length[i] = len;
+            readAt[i] = at;
+            useFrom[i] = from;
+            useTo[i] = to;
+            copyTo[i] = dst;
+        }
+
+        @Override
+        public long run(int from, int to) throws IOException {
+            long total = 0;
+            for (int i = from; i < to; i++) {
+                int c = column[i];
+                ShardReader f = files.get(c, shard[i]);
+                byte k = kind[i];
+                long n = f.read(k == EXACT_TO_HOST ? hostDest[c] : staging, readAt[i], length[i], fileOffset[i]);
+                long needed = useTo[i] - fileOffset[i];
+                if (n < needed) {
+                    throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + fileOffset[i]
+                            + " where " + needed + " were expected (file truncated while loading?)");
+                }
+                long useful = useTo[i] - useFrom[i];
+                if (k != EXACT_TO_HOST && useful > 0) {
+                    long src = readAt[i] + (useFrom[i] - fileOffset[i]);
+                    if (k == STAGE_TO_HOST) {
+                        MemorySegment.copy(staging, src, hostDest[c], copyTo[i], useful);
+                    } else {
+                        step.copy(staging, src, copyTo[i], useful);
+                    }
+                }
+                total += n;
+            }
+            return total;
+        }
+
+        @Override
+        public void finish() {
+            for (int c = 0; c < packedAt.length; c++) {
+                if (packedAt[c] >= 0 && packedBytes[c] > 0) {
+                    step.copy(slot.packed(), packedAt[c], layout.targetOffsets()[c], packedBytes[c]);
+                }
+            }
+            step.finish();
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.gdsloader.loader.slot;
+
+import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.cuda.Closeables;
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The device half of a slot on a device path: device memory the views point into, the slot's stream (its
+ * copies run there in issue order), the event recorded after a batch's last copy and the event the consumer's
+ * release is recorded on. Engines compose it into their slot-memory classes.
+ *
+ * <p>Owned by the slot that made it; {@link #close()} waits for the stream and frees everything once.
+ */
+public final class DeviceTarget implements SlotMemory {
+    private final DeviceBuffer device;
+    private final CudaStream stream;
+    private final CudaEvent ready;
+    private final CudaEvent released;
+    private volatile boolean releasePending;
+    private boolean closed;
+
+    private DeviceTarget(DeviceBuffer device, CudaStream stream, CudaEvent ready, CudaEvent released) {
+        this.device = device;
+        this.stream = stream;
+        this.ready = ready;
+        this.released = released;
+    }
+
+    /**
+     * Allocates {@code bytes} of device memory, a stream and two events on the current device; on a failure
+     * frees what it had made before rethrowing.
+     *
+     * @param bytes device bytes, &gt; 0
+     * @param allocator the allocator the device memory is charged to
+     * @return the target, owned by the caller
+     * @throws dev.gdsloader.cuda.CudaException if CUDA cannot allocate
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's device budget refuses it
+     */
+    public static DeviceTarget allocate(long bytes, NativeAllocator allocator) {
+        return SlotAllocation.build(owner -> {
+            DeviceBuffer d = owner.add(DeviceBuffer.allocate(bytes, allocator));
+            CudaStream s = owner.add(CudaStream.create());
+            CudaEvent r = owner.add(CudaEvent.create());
+            CudaEvent rel = owner.add(CudaEvent.create());
+            return new DeviceTarget(d, s, r, rel);
+        });
+    }
+
+    @Override
+    public DeviceBuffer device() {
+        return device;
+    }
+
+    @Override
+    public MemorySegment hostTarget() {
+        return null;
+    }
+
+    /** @return the slot's stream: every copy into {@link #device()} is issued here */
+    public CudaStream stream() {
+        return stream;
+    }
+
+    @Override
+    public CudaEvent ready() {
+        return ready;
+    }
+
+    @Override
+    public void releaseOn(CudaStream consumerStream) {
+        released.record(consumerStream);
+        releasePending = true;
+    }
+
+    @Override
+    public void awaitReusable() {
+        if (releasePending) {
+            released.synchronize();
+            releasePending = false;
+        }
+        ready.synchronize();
+    }
+
+    @Override
+    public void quiesce() {
+        stream.synchronize();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Exception first = Closeables.closeAll(stream::synchronize, released, ready, stream, device);
+        if (first != null) {
+            throw new IllegalStateException("device slot memory: freeing failed: " + first.getMessage(), first);
+        }
+    }
+}

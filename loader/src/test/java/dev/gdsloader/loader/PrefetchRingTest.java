@@ -1,0 +1,119 @@
+package dev.gdsloader.loader;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.io.HostEngine;
+import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.plan.ColumnPieces;
+import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.memory.NativeAllocator;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ring in one place: each entry's memory, plan, views and load; a ring that cannot be completed frees itself. */
+class PrefetchRingTest {
+    @TempDir
+    Path dir;
+
+    /** The host engine, refusing to allocate slot {@code failAt}; remembers the memory it handed out. */
+    private static final class FailingAt implements IoEngine {
+        private final HostEngine host;
+        private final int failAt;
+        final List<SlotMemory> made = new ArrayList<>();
+
+        FailingAt(HostEngine host, int failAt) {
+            this.host = host;
+            this.failAt = failAt;
+        }
+
+        @Override
+        public String pathTaken() {
+            return host.pathTaken();
+        }
+
+        @Override
+        public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
+            if (index == failAt) {
+                throw new IOException("slot " + index + ": cuFileBufRegister failed");
+            }
+            SlotMemory m = host.allocateSlot(index, layout, allocator);
+            made.add(m);
+            return m;
+        }
+
+        @Override
+        public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
+            return host.newLoad(index, slot, layout, maxPieces);
+        }
+
+        @Override
+        public int maxOps(SlotLayout layout, int[] maxPieces) {
+            return host.maxOps(layout, maxPieces);
+        }
+
+        @Override
+        public long viewOffset(SlotLayout layout, ColumnPieces column) {
+            return host.viewOffset(layout, column);
+        }
+
+        @Override
+        public long hostBytesPerSlot(SlotLayout layout) {
+            return host.hostBytesPerSlot(layout);
+        }
+
+        @Override
+        public long ioNanos() {
+            return host.ioNanos();
+        }
+
+        @Override
+        public void close() {
+            host.close();
+        }
+    }
+
+    @Test
+    void entriesHoldTheirOwnMemoryPlanViewsAndLoad() throws IOException {
+        TestShards.writeImages(dir, 10);
+        Dataset ds = Dataset.open(dir);
+        int[] maxPieces = {2};
+        SlotLayout layout = SlotLayout.forBatch(ds.columns(), 4, c -> 2);
+        try (HostEngine e = new HostEngine(ds, new EngineConfig(1 << 20, false, 0));
+             PrefetchRing ring = PrefetchRing.allocate(e, ds.columns(), layout, maxPieces, 3, NativeAllocator.root())) {
+            assertEquals(3, ring.size());
+            assertEquals(PathTaken.HOST, ring.path());
+            for (int i = 0; i < 3; i++) {
+                RingEntry r = ring.entries().get(i);
+                assertEquals(i, r.index);
+                assertEquals(layout.targetBytes(), r.memory.hostTarget().byteSize());
+                assertEquals(List.of("images"), java.util.Arrays.stream(r.views).map(v -> v.name).toList());
+            }
+        }
+    }
+
+    @Test
+    void aRingThatCannotBeCompletedFreesTheEntriesItHadMade() throws IOException {
+        TestShards.writeImages(dir, 10);
+        Dataset ds = Dataset.open(dir);
+        SlotLayout layout = SlotLayout.forBatch(ds.columns(), 4, c -> 2);
+        try (FailingAt e = new FailingAt(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 2)) {
+            IOException x = assertThrows(IOException.class, () -> PrefetchRing.allocate(e, ds.columns(), layout, new int[] {2}, 4, NativeAllocator.root()));
+            assertEquals("slot 2: cuFileBufRegister failed", x.getMessage());
+            assertEquals(2, e.made.size());
+            for (SlotMemory m : e.made) {
+                assertThrows(IllegalStateException.class, () -> m.hostTarget().get(ValueLayout.JAVA_BYTE, 0),
+                        "slot memory made before the failure was freed");
+            }
+        }
+    }
+}
