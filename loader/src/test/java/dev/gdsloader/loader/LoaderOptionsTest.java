@@ -125,8 +125,10 @@ class LoaderOptionsTest {
         List<Long> first = new ArrayList<>();
         LoaderState saved;
         try (GdsLoader loader = GdsLoader.builder(dir).options(o).build()) {
-            assertEquals(o.withDirectIo(false).withSampler(o.sampler().withBlockRecords(3)), loader.options(),
-                    "the options in force resolve the block size (the batch size) and the O_DIRECT choice");
+            assertEquals(o.withDirectIo(false).withSampler(o.sampler().withBlockRecords(3))
+                            .withGdsThresholdBytes(dev.gdsloader.loader.io.GdsEngine.thresholdFromEnvironment(System.getenv())),
+                    loader.options(), "the options in force resolve the block size (the batch size), the O_DIRECT choice "
+                            + "and the GDS threshold");
             var it = loader.iterator();
             for (int i = 0; i < 3; i++) {
                 try (Batch b = it.next()) {
