@@ -10,7 +10,9 @@
 #   SIZE=2GiB per record size (QUICK=1: 256MiB)   SIZES="784 4096 65536"   SHARDS=16
 #   PATHS=BOUNCE,HOST (GDS too: PATHS=GDS,BOUNCE,HOST; at 784 B that is one cuFileRead per record today)
 #   THREADS=16   BATCH_BYTES=16MiB   WORKERS=8   ROUNDS=2 (QUICK=1: 1; epochs per process, medians reported)
-#   CEILING=1 adds the buffered-pread ceiling row (no GPU) to each loader run
+#   CEILING=1 adds the buffered-pread ceiling row (no GPU) and the gather ceiling row (a kernel gathering random
+#   records of the same size from pinned host memory) to each loader run
+#   RANDOM_FLAGS="--hot" adds flags to the loader's `random` command (mapped.sh passes --hot)
 # Every JSON line (peer and loader, with the record size) goes to $OUT/shuffle-peers.json when OUT is set.
 # Fails soft: a size or reader that fails is reported and the rest still run. Pack first: benchmarks/device/pack.sh
 set -u -o pipefail
@@ -42,7 +44,7 @@ for rec in $sizes; do
   [ $rc = 0 ] || { echo "shuffle-peers: the peer failed at $rec B (exit $rc)"; failed=$((failed + 1)); }
   echo "$out" | grep '^{' | python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), reader='peer', size=$rec))) for l in sys.stdin]" >> "$results"
   cat "$d"/*.npy > /dev/null
-  out="$(show gdsq random --paths "$paths" --threads "$threads" --batch-bytes "$batch" --no-direct $ceiling --rounds "$rounds" --json "$d" 2>&1)"
+  out="$(show gdsq random --paths "$paths" --threads "$threads" --batch-bytes "$batch" --no-direct $ceiling ${RANDOM_FLAGS:-} --rounds "$rounds" --json "$d" 2>&1)"
   rc=$?
   echo "$out" | grep -v '^{'
   [ $rc = 0 ] || { echo "shuffle-peers: the loader failed at $rec B (exit $rc)"; failed=$((failed + 1)); }

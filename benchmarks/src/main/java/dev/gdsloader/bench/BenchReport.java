@@ -16,33 +16,67 @@ import java.util.Locale;
  * @param ceilingCold whether the cache was dropped before every ceiling measurement
  * @param rows one per path run
  * @param notes lines to print after the table
+ * @param order the record order every path loaded in: "sequential", or the shuffle and its seed
+ *     ("GLOBAL shuffle, seed 42")
+ * @param gather the gather ceiling measured in the same run (a shuffled run on a GPU), or null
  */
 public record BenchReport(long dataBytes, int batchRecords, int rounds, double ceilingGbps, boolean ceilingDirect,
-                          boolean ceilingCold, List<BenchRow> rows, List<String> notes) {
+                          boolean ceilingCold, List<BenchRow> rows, List<String> notes, String order,
+                          GatherCeiling.Result gather) {
+    /** Label of the gather ceiling's row in the table and the report files. */
+    public static final String GATHER_ROW = "gather ceiling";
+
+    /**
+     * A report of a sequential run without a gather ceiling.
+     *
+     * @param dataBytes useful bytes per epoch
+     * @param batchRecords records per batch
+     * @param rounds rounds run
+     * @param ceilingGbps median raw ceiling, GB/s
+     * @param ceilingDirect whether the ceiling used {@code O_DIRECT}
+     * @param ceilingCold whether the cache was dropped before every ceiling measurement
+     * @param rows one per path run
+     * @param notes lines to print after the table
+     */
+    public BenchReport(long dataBytes, int batchRecords, int rounds, double ceilingGbps, boolean ceilingDirect,
+                       boolean ceilingCold, List<BenchRow> rows, List<String> notes) {
+        this(dataBytes, batchRecords, rounds, ceilingGbps, ceilingDirect, ceilingCold, rows, notes, "sequential", null);
+    }
 
     /** @return true if every row's checksum is OK or unchecked */
     public boolean allChecksumsOk() {
-        return rows.stream().noneMatch(r -> r.checksum().startsWith("FAILED"));
+        return rows.stream().noneMatch(r -> r.checksum().startsWith("FAILED")) && (gather == null || gather.byteExact());
     }
 
     /**
-     * Prints the table: one row per path plus the ceiling, GB/s = 1e9 bytes/s.
+     * Prints the table: one row per path plus the ceiling (and the gather ceiling, when measured), GB/s = 1e9 bytes/s,
+     * CPU s/GB = process CPU seconds per 1e9 bytes delivered.
      *
      * @param out where to print
      */
     public void print(PrintStream out) {
-        out.printf(Locale.ROOT, "data: %.3f GB per epoch, %d records per batch, %d round%s (medians)%n",
-                dataBytes / 1e9, batchRecords, rounds, rounds == 1 ? "" : "s");
-        out.printf(Locale.ROOT, "%-18s %-14s %8s %15s %8s %10s %9s %-11s %s%n",
-                "path", "taken", "GB/s", "min-max", "batches", "stall ms", "x ceiling", "checksum", "cache");
-        out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %s%n",
+        out.printf(Locale.ROOT, "data: %.3f GB per epoch, %d records per batch, %s, %d round%s (medians)%n",
+                dataBytes / 1e9, batchRecords, order == null ? "sequential" : order, rounds, rounds == 1 ? "" : "s");
+        out.printf(Locale.ROOT, "%-18s %-14s %8s %15s %8s %10s %9s %-11s %-5s %8s%n",
+                "path", "taken", "GB/s", "min-max", "batches", "stall ms", "x ceiling", "checksum", "cache", "CPU s/GB");
+        out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s%n",
                 "raw O_DIRECT read", ceilingDirect ? "O_DIRECT" : "buffered", ceilingGbps, "-", "-", "-",
-                "1.00", "-", ceilingCold ? "cold" : "warm");
+                "1.00", "-", ceilingCold ? "cold" : "warm", "-");
+        if (gather != null) {
+            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s%n", GATHER_ROW, "GATHER",
+                    gather.gigabytesPerSecond(), "-", "-", "-", "-", gather.byteExact() ? "OK" : "FAILED", "host", "-");
+        }
         for (BenchRow r : rows) {
-            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8d %10.1f %9.2f %-11s %s%n",
+            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8d %10.1f %9.2f %-11s %-5s %8s%n",
                     r.requested(), r.taken(), r.gbps(), String.format(Locale.ROOT, "%.3f-%.3f", r.minGbps(), r.maxGbps()),
-                    r.batches(), r.stallMillis(), r.ceilingRatio(), r.checksum(), r.cold() ? "cold" : "warm");
+                    r.batches(), r.stallMillis(), r.ceilingRatio(), r.checksum(), r.cold() ? "cold" : "warm",
+                    cpu(r.cpuSecondsPerGigabyte()));
         }
         notes.forEach(out::println);
+    }
+
+    /** @return CPU s/GB with 3 decimals, or "-" where unknown */
+    static String cpu(double secondsPerGigabyte) {
+        return Double.isFinite(secondsPerGigabyte) ? String.format(Locale.ROOT, "%.3f", secondsPerGigabyte) : "-";
     }
 }

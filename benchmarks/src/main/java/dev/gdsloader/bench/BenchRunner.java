@@ -9,7 +9,13 @@ import dev.gdsloader.loader.LoaderStats;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.sampler.EpochOrder;
+import dev.gdsloader.loader.sampler.Sampler;
+import dev.gdsloader.loader.sampler.SamplerOptions;
+import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -83,13 +89,15 @@ public final class BenchRunner {
         List<String> notes = new ArrayList<>();
         int batchRecords = recordsPerBatch(config.data(), dataset, config.batchBytes() / Math.max(1, sampleBytes), notes);
         List<ReadPath> paths = choosePaths(config, dataset, notes);
+        SamplerOptions sampler = config.loader().sampler();
+        boolean gatherCeiling = sampler.shuffle() == Shuffle.GLOBAL && Cuda.availability().available();
 
         log.start((config.verify() ? 1 : 0) + (config.rounds() + 1) + config.rounds() * paths.size()
-                + (Cuda.availability().available() ? 1 : 0));
+                + (Cuda.availability().available() ? 1 : 0) + (gatherCeiling ? 1 : 0));
         long[][] expected = null;
         if (config.verify()) {
             log.step("computing expected CRC32C of every batch from the files");
-            expected = Checksums.expected(dataset, ReadPlanner.sequential(dataset, batchRecords, false));
+            expected = Checksums.expected(dataset, plans(dataset, sampler, batchRecords));
         }
         PageCache.sync(); // dirty pages would make the first O_DIRECT reads pay for their writeback
         String dropFailure = config.dropCaches() ? PageCache.drop() : "not requested";
@@ -137,6 +145,11 @@ public final class BenchRunner {
                     copies.pinnedGbps(), copies.pageableGbps(), config.dropCaches() ? "cold" : "warm", naive));
             notes.add("x ceiling of a device path: over the lower of the raw read and the pinned host-to-device copy");
         }
+        GatherCeiling.Result gather = null;
+        if (gatherCeiling) {
+            log.step("measuring the gather ceiling (random records from pinned host memory by a kernel)");
+            gather = gather(dataset, batchRecords, sampler.seed(), notes);
+        }
         List<BenchRow> rows = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) {
             double[] relevant = roundCeiling.clone();
@@ -145,13 +158,70 @@ public final class BenchRunner {
                     relevant[r] = Math.min(relevant[r], pinned);
                 }
             }
-            rows.add(row(paths.get(i), byPath.get(i), relevant));
+            BenchRow row = row(paths.get(i), byPath.get(i), relevant);
+            rows.add(row);
+            if (gather != null && paths.get(i) != ReadPath.HOST) {
+                notes.add(String.format(java.util.Locale.ROOT, "%s: %.0f records/s, %.2f x gather ceiling", row.requested(),
+                        row.gbps() * 1e9 / sampleBytes, row.gbps() / gather.gigabytesPerSecond()));
+            }
         }
+        String order = sampler.shuffle() == Shuffle.NONE ? "sequential" : sampler.shuffle() + " shuffle, seed " + sampler.seed();
         return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
-                first.direct(), cold, rows, notes);
+                first.direct(), cold, rows, notes, order, gather);
+    }
+
+    /**
+     * The batch plans of epoch 0 under {@code sampler}, as every path's loader follows them.
+     *
+     * @param dataset the dataset
+     * @param sampler the run's sampler options
+     * @param batchRecords records per batch
+     * @return one plan per batch
+     */
+    static List<BatchPlan> plans(Dataset dataset, SamplerOptions sampler, int batchRecords) {
+        if (sampler.shuffle() == Shuffle.NONE && sampler.worldSize() == 1) {
+            return ReadPlanner.sequential(dataset, batchRecords, sampler.dropLast());
+        }
+        long[] shardRecords = dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
+        EpochOrder order = new Sampler(sampler, shardRecords, batchRecords).order(0);
+        int batches = ReadPlanner.batches(order.size(), batchRecords, sampler.dropLast());
+        List<BatchPlan> plans = new ArrayList<>(batches);
+        for (int b = 0; b < batches; b++) {
+            plans.add(ReadPlanner.plan(dataset, order, b, batchRecords));
+        }
+        return plans;
+    }
+
+    /**
+     * The gather ceiling of the dataset's columns: each column's record size measured alone, combined as the time a
+     * sample's records of every column take together.
+     */
+    private static GatherCeiling.Result gather(Dataset dataset, int batchRecords, long seed, List<String> notes) {
+        double secondsPerSample = 0;
+        long sampleBytes = 0;
+        boolean exact = true;
+        GatherCeiling.Result last = null;
+        for (Column c : dataset.columns()) {
+            long source = Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, Math.max(c.recordBytes(), c.recordBytes() * c.recordCount()));
+            last = GatherCeiling.measure(c.recordBytes(), batchRecords, source, seed);
+            secondsPerSample += 1 / last.recordsPerSecond();
+            sampleBytes += c.recordBytes();
+            exact &= last.byteExact();
+            notes.add(String.format(java.util.Locale.ROOT, "gather ceiling, column '%s': %d-byte records, %.3f GB/s, %.0f records/s"
+                    + " (%d records of pinned host memory in a random order, %d per launch, %d epochs)%s", c.name(),
+                    c.recordBytes(), last.gigabytesPerSecond(), last.recordsPerSecond(), last.sourceRecords(),
+                    last.batchRecords(), last.epochs(), last.byteExact() ? "" : "; the last batch was NOT byte-exact"));
+        }
+        if (dataset.columns().size() == 1) {
+            return last;
+        }
+        double perSecond = 1 / secondsPerSample;
+        return new GatherCeiling.Result(sampleBytes, last.sourceRecords(), last.batchRecords(), last.epochs(),
+                perSecond * sampleBytes / 1e9, perSecond, exact);
     }
 
     private static BenchRow row(ReadPath path, List<PathRun> runs, double[] roundCeiling) {
+        double cpu = Stats.median(runs.stream().mapToDouble(PathRun::cpuSecondsPerGigabyte).toArray());
         double[] gbps = runs.stream().mapToDouble(r -> r.stats().gigabytesPerSecond()).toArray();
         double[] ratio = new double[runs.size()];
         for (int r = 0; r < ratio.length; r++) {
@@ -161,7 +231,7 @@ public final class BenchRunner {
         PathRun last = runs.get(runs.size() - 1);
         return new BenchRow(path, last.stats().path(), Stats.median(gbps), Stats.min(gbps), Stats.max(gbps),
                 last.stats().batches(), Stats.median(runs.stream().mapToDouble(r -> r.stats().stallMillis()).toArray()),
-                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold));
+                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu);
     }
 
     private static List<ReadPath> choosePaths(BenchConfig config, Dataset dataset, List<String> notes) {
@@ -179,12 +249,23 @@ public final class BenchRunner {
                 notes.add("GDS path not run: " + st.reason());
             }
             paths.add(ReadPath.BOUNCE);
+            mappedPath().ifPresent(paths::add);
         }
         paths.add(ReadPath.HOST);
         return paths;
     }
 
-    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold) {
+    /**
+     * {@code ReadPath.MAPPED} where this build has it (looked up by name, so this code builds before and after it is
+     * added), for the default path lists of the benchmarks.
+     *
+     * @return MAPPED, or empty where this build lacks it
+     */
+    public static Optional<ReadPath> mappedPath() {
+        return java.util.Arrays.stream(ReadPath.values()).filter(p -> p.name().equals("MAPPED")).findFirst();
+    }
+
+    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold, double cpuSecondsPerGigabyte) {
     }
 
     private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, BenchProgress log, int index)
@@ -200,14 +281,25 @@ public final class BenchRunner {
         try (GdsLoader loader = GdsLoader.builder(dataset).options(config.loader().withBatchSize(batchRecords).withPath(path))
                 .build();
              VerifyingConsumer consumer = new VerifyingConsumer(expected, maxColumn, loader.pathTaken().onDevice())) {
+            long cpu0 = CpuTime.processNanos();
+            long checking = 0; // CPU time of the bench's own readback and CRC on this thread, not the loader's
             for (Batch b : loader) {
+                long t0 = verify(expected);
                 consumer.accept(b);
+                checking += verify(expected) - t0;
             }
+            long cpu1 = CpuTime.processNanos();
             LoaderStats s = loader.stats();
+            double cpu = CpuTime.secondsPerGigabyte(cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0 - checking, s.bytes());
             if (consumer.firstMismatch() != null) {
                 notes.add(path + ": first mismatch: " + consumer.firstMismatch());
             }
-            return new PathRun(path, s, consumer.verdict(), cold);
+            return new PathRun(path, s, consumer.verdict(), cold, cpu);
         }
+    }
+
+    /** @return this thread's CPU time when batches are checked (then it is the checker's, to take out), else 0 */
+    private static long verify(long[][] expected) {
+        return expected == null ? 0 : Math.max(0, CpuTime.threadNanos());
     }
 }

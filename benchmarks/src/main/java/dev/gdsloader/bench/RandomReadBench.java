@@ -17,7 +17,6 @@ import dev.gdsloader.posix.AlignedMemory;
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -55,16 +54,24 @@ public final class RandomReadBench {
      * @param ceiling measure the {@code pread} ceiling before the loader paths
      * @param dropCaches drop the page cache before each measurement (root; otherwise a note says it could not)
      * @param rounds epochs per path, at least 1; the path order rotates each round and medians are reported
+     * @param hot read every shard once, buffered, before anything is measured (the page cache warm); then
+     *     {@code directIo} must be false and {@code dropCaches} off
+     * @param gatherCeiling on a GPU, also measure the gather ceiling ({@link GatherCeiling}) at the column's record
+     *     size and the batch size, reported as a row after the {@code pread} ceiling
      */
     public record Config(Path data, List<ReadPath> paths, int threads, int batchRecords, Boolean directIo,
-                         boolean ceiling, boolean dropCaches, int rounds) {
+                         boolean ceiling, boolean dropCaches, int rounds, boolean hot, boolean gatherCeiling) {
         /**
-         * @throws IllegalArgumentException naming the field out of range
+         * @throws IllegalArgumentException naming the field out of range, or hot with O_DIRECT or dropped caches
          * @throws NullPointerException if data or paths is null
          */
         public Config {
             Objects.requireNonNull(data, "data");
             paths = List.copyOf(paths);
+            if (hot && (dropCaches || Boolean.TRUE.equals(directIo))) {
+                throw new IllegalArgumentException("hot (page cache warm) reads buffered and drops nothing: not with "
+                        + (dropCaches ? "dropped caches" : "O_DIRECT"));
+            }
             if (threads < 1 || threads > 256) {
                 throw new IllegalArgumentException("threads must be 1..256, got " + threads);
             }
@@ -80,7 +87,7 @@ public final class RandomReadBench {
     /**
      * One reader's result (medians over the rounds).
      *
-     * @param reader "pread" for the ceiling, "loader" for a loader path
+     * @param reader "pread" for the ceiling, "gather" for the gather ceiling, "loader" for a loader path
      * @param requested the path asked for; null for the ceiling
      * @param taken the path the batches took; null for the ceiling
      * @param recordBytes bytes per record
@@ -95,7 +102,8 @@ public final class RandomReadBench {
                       double[] perRoundGbps) {
         /** @return the label of the table's first column */
         public String label() {
-            return requested == null ? "pread, random" : "loader " + taken + ", global shuffle";
+            return reader.equals("gather") ? "gather ceiling (kernel, pinned)"
+                    : requested == null ? "pread, random" : "loader " + taken + ", global shuffle";
         }
     }
 
@@ -105,7 +113,8 @@ public final class RandomReadBench {
      * @param c what to run
      * @param json also print each row as one JSON line (for scripts: lines starting with '{')
      * @param out where the table goes
-     * @return the rows: the ceiling first when measured, then one per path in {@link Config#paths()} order
+     * @return the rows: the ceiling first when measured, the gather ceiling next when measured, then one per path in
+     *     {@link Config#paths()} order
      * @throws IllegalArgumentException if the dataset has more or fewer than one column
      * @throws Exception if reading fails
      */
@@ -123,20 +132,28 @@ public final class RandomReadBench {
             batchSize = (int) Math.max(1, col.recordCount());
         }
         String dropNote = null;
+        if (c.hot()) {
+            long t0 = System.nanoTime();
+            long warmed = PageCache.warm(col.shards().stream().map(RecordLayout::file).toList());
+            double s = (System.nanoTime() - t0) / 1e9;
+            out.printf(Locale.ROOT, "page cache warmed: %s of %d shard%s read once, buffered, in %.2f s%n",
+                    bytes(warmed), col.shards().size(), col.shards().size() == 1 ? "" : "s", s);
+        }
         out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d (%s), %s, %s, %d round%s%n",
                 col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), batchSize,
-                bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
+                bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "%-34s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
         List<Row> rows = new ArrayList<>();
         Row ceiling = null;
+        Row gather = null;
         if (c.ceiling()) {
             double[] gbps = new double[c.rounds()];
             double[] cpu = new double[c.rounds()];
             for (int r = 0; r < c.rounds(); r++) {
                 dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
-                long cpu0 = processCpuNanos();
+                long cpu0 = CpuTime.processNanos();
                 long t0 = System.nanoTime();
                 long bytes = ceiling(col, c.threads(), !Boolean.FALSE.equals(c.directIo()));
                 long wall = System.nanoTime() - t0;
@@ -146,6 +163,17 @@ public final class RandomReadBench {
             ceiling = row("pread", null, null, col, gbps, cpu);
             rows.add(ceiling);
             print(out, ceiling, ceiling);
+        }
+        if (c.gatherCeiling() && dev.gdsloader.cuda.Cuda.availability().available()) {
+            GatherCeiling.Result g = GatherCeiling.measure(col.recordBytes(), batchSize,
+                    Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, col.recordBytes() * Math.max(1, col.recordCount())), 99);
+            gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN});
+            rows.add(gather);
+            print(out, gather, ceiling);
+            if (!g.byteExact()) {
+                throw new IllegalStateException("gather ceiling: the last batch gathered on the GPU is not byte-exact "
+                        + "against its source records (" + g.recordBytes() + "-byte records)");
+            }
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];
@@ -160,7 +188,7 @@ public final class RandomReadBench {
                     b.directIo(c.directIo());
                 }
                 try (GdsLoader loader = b.build()) {
-                    long cpu0 = processCpuNanos();
+                    long cpu0 = CpuTime.processNanos();
                     Iterator<Batch> it = loader.iterator();
                     while (it.hasNext()) {
                         it.next().close();
@@ -183,7 +211,7 @@ public final class RandomReadBench {
         }
         if (json) {
             for (Row r : rows) {
-                out.println(json(r, c, batchSize, ceiling, dropNote == null && c.dropCaches()));
+                out.println(json(r, c, batchSize, ceiling, gather, dropNote == null && c.dropCaches()));
             }
         }
         return rows;
@@ -201,15 +229,20 @@ public final class RandomReadBench {
                 Double.isNaN(r.cpuSecondsPerGigabyte()) ? "-" : String.format(Locale.ROOT, "%.3f", r.cpuSecondsPerGigabyte()));
     }
 
-    /** @return the row as one JSON object on one line; numbers that are not finite are written as null */
-    static String json(Row r, Config c, int batchRecords, Row ceiling, boolean cold) {
+    /**
+     * @return the row as one JSON object on one line; numbers that are not finite are written as null; {@code x_gather}
+     *     is the row over the gather ceiling (null without one)
+     */
+    static String json(Row r, Config c, int batchRecords, Row ceiling, Row gather, boolean cold) {
         return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
-                        + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,"
-                        + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"gbps_rounds\":%s}",
+                        + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,\"hot\":%b,"
+                        + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"x_gather\":%s,"
+                        + "\"gbps_rounds\":%s}",
                 r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
-                batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.rounds(), num(r.recordsPerSecond()),
+                batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.hot(), c.rounds(), num(r.recordsPerSecond()),
                 num(r.gigabytesPerSecond()), num(r.cpuSecondsPerGigabyte()),
                 num(ceiling == null ? Double.NaN : r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
+                num(gather == null ? Double.NaN : r.gigabytesPerSecond() / gather.gigabytesPerSecond()),
                 java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""));
     }
 
@@ -230,23 +263,10 @@ public final class RandomReadBench {
         return a != null ? a : b;
     }
 
-    /**
-     * @return CPU time of this process so far, ns (all threads), or -1 where the platform's bean cannot tell
-     */
-    static long processCpuNanos() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-            return os.getProcessCpuTime();
-        }
-        return -1;
-    }
-
     /** @return process CPU seconds since cpu0 per 1e9 bytes, NaN where CPU time is unknown or no bytes moved */
     private static double cpuPerGb(long cpu0, long bytes) {
-        long cpu1 = processCpuNanos();
-        if (cpu0 < 0 || cpu1 < 0 || bytes <= 0) {
-            return Double.NaN;
-        }
-        return (cpu1 - cpu0) / 1e9 / (bytes / 1e9);
+        long cpu1 = CpuTime.processNanos();
+        return CpuTime.secondsPerGigabyte(cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0, bytes);
     }
 
     /** @return useful bytes read by T threads reading every record once in a random order */

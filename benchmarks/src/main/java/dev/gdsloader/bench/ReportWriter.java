@@ -32,20 +32,40 @@ public final class ReportWriter {
 
     /** One measurement, flattened for CSV: a path (or the ceiling) at one setting. */
     @com.fasterxml.jackson.annotation.JsonPropertyOrder({"setting", "path", "taken", "gbps", "minGbps", "maxGbps", "batches",
-        "stallMillis", "ceilingRatio", "checksum", "cache"})
+        "stallMillis", "ceilingRatio", "checksum", "cache", "cpuSecondsPerGigabyte", "recordsPerSecond"})
     private record Line(String setting, String path, String taken, double gbps, double minGbps, double maxGbps,
-                        long batches, double stallMillis, double ceilingRatio, String checksum, String cache) {
+                        long batches, double stallMillis, double ceilingRatio, String checksum, String cache,
+                        double cpuSecondsPerGigabyte, double recordsPerSecond) {
     }
 
     private static List<Line> lines(String setting, BenchReport r) {
         List<Line> out = new ArrayList<>();
+        double sampleBytes = sampleBytes(r);
         out.add(new Line(setting, "raw O_DIRECT read", r.ceilingDirect() ? "O_DIRECT" : "buffered", r.ceilingGbps(),
-                r.ceilingGbps(), r.ceilingGbps(), 0, 0, 1.0, "-", r.ceilingCold() ? "cold" : "warm"));
+                r.ceilingGbps(), r.ceilingGbps(), 0, 0, 1.0, "-", r.ceilingCold() ? "cold" : "warm", Double.NaN,
+                records(r.ceilingGbps(), sampleBytes)));
+        if (r.gather() != null) {
+            GatherCeiling.Result g = r.gather();
+            out.add(new Line(setting, BenchReport.GATHER_ROW, "GATHER", g.gigabytesPerSecond(), g.gigabytesPerSecond(),
+                    g.gigabytesPerSecond(), 0, 0, Double.NaN, g.byteExact() ? "OK" : "FAILED", "host", Double.NaN,
+                    g.recordsPerSecond()));
+        }
         for (BenchRow row : r.rows()) {
             out.add(new Line(setting, row.requested().name(), row.taken().name(), row.gbps(), row.minGbps(), row.maxGbps(),
-                    row.batches(), row.stallMillis(), row.ceilingRatio(), row.checksum(), row.cold() ? "cold" : "warm"));
+                    row.batches(), row.stallMillis(), row.ceilingRatio(), row.checksum(), row.cold() ? "cold" : "warm",
+                    row.cpuSecondsPerGigabyte(), records(row.gbps(), sampleBytes)));
         }
         return out;
+    }
+
+    /** @return bytes per sample (every column's record), from the gather ceiling where measured, else NaN */
+    private static double sampleBytes(BenchReport r) {
+        return r.gather() != null ? r.gather().recordBytes() : Double.NaN;
+    }
+
+    /** @return records per second at {@code gbps} GB/s, NaN where the sample size is unknown */
+    private static double records(double gbps, double sampleBytes) {
+        return sampleBytes > 0 ? gbps * 1e9 / sampleBytes : Double.NaN;
     }
 
     /**
@@ -154,13 +174,16 @@ public final class ReportWriter {
         StringBuilder sb = new StringBuilder("## ").append(title).append("\n\n`").append(command).append("`, ")
                 .append(Instant.now()).append(", ").append(host()).append("\n\n");
         sb.append("| ").append(reports.size() > 1 ? xLabel + " | " : "")
-                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache |\n");
-        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s |\n");
+        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for (Line l : all) {
             sb.append("| ").append(reports.size() > 1 ? l.setting() + " | " : "").append(l.path()).append(" | ").append(l.taken())
-                    .append(String.format(Locale.ROOT, " | %.3f | %.3f-%.3f | %d | %.1f | %.2f | ", l.gbps(), l.minGbps(),
-                            l.maxGbps(), l.batches(), l.stallMillis(), l.ceilingRatio()))
-                    .append(l.checksum()).append(" | ").append(l.cache()).append(" |\n");
+                    .append(String.format(Locale.ROOT, " | %.3f | %.3f-%.3f | %d | %.1f | %s | ", l.gbps(), l.minGbps(),
+                            l.maxGbps(), l.batches(), l.stallMillis(), Double.isFinite(l.ceilingRatio())
+                                    ? String.format(Locale.ROOT, "%.2f", l.ceilingRatio()) : "-"))
+                    .append(l.checksum()).append(" | ").append(l.cache()).append(" | ").append(BenchReport.cpu(l.cpuSecondsPerGigabyte()))
+                    .append(" | ").append(Double.isFinite(l.recordsPerSecond())
+                            ? String.format(Locale.ROOT, "%.0f", l.recordsPerSecond()) : "-").append(" |\n");
         }
         return sb.toString();
     }

@@ -10,6 +10,9 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.PathTaken;
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.sampler.SamplerOptions;
+import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -43,6 +46,30 @@ class BenchRunnerTest {
     private static BenchConfig config(List<ReadPath> paths, boolean verify, int rounds) {
         // 1 MiB batches: 6 records per batch, 9 batches per epoch
         return new BenchConfig(dir, paths, 1L << 20, LOADER, false, verify, rounds);
+    }
+
+    @Test
+    void aGloballyShuffledRunIsVerifiedAgainstTheShuffledOrderAndReportsCpuSecondsPerGigabyte() throws IOException {
+        assumeFalse(Cuda.availability().available(), "CUDA is available here");
+        LoaderOptions shuffled = LOADER.withSampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 5));
+        BenchConfig c = new BenchConfig(dir, List.of(ReadPath.HOST), 1L << 20, shuffled, false, true, 1);
+        BenchReport r = BenchRunner.run(c, discard());
+        BenchRow row = r.rows().get(0);
+        assertEquals("OK", row.checksum(), r.notes().toString());
+        assertEquals("GLOBAL shuffle, seed 5", r.order());
+        assertTrue(row.cpuSecondsPerGigabyte() > 0 && Double.isFinite(row.cpuSecondsPerGigabyte()), row.toString());
+        assertEquals(null, r.gather(), "no gather ceiling without a GPU");
+        // the check follows the shuffled order: its expected CRCs are not the sequential ones
+        Dataset ds = Dataset.open(dir);
+        long[][] seq = Checksums.expected(ds, BenchRunner.plans(ds, SamplerOptions.sequential(), 6));
+        long[][] shuf = Checksums.expected(ds, BenchRunner.plans(ds, shuffled.sampler(), 6));
+        assertEquals(seq.length, shuf.length);
+        assertFalse(java.util.Arrays.deepEquals(seq, shuf), "a global shuffle of 54 records left every batch in place");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        r.print(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        assertTrue(text(printed).contains("GLOBAL shuffle, seed 5"), text(printed));
+        assertTrue(text(printed).lines().anyMatch(l -> l.startsWith("HOST") && l.trim().endsWith(BenchReport.cpu(row.cpuSecondsPerGigabyte()))),
+                text(printed));
     }
 
     private static PrintStream discard() {

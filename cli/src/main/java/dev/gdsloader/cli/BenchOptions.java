@@ -3,6 +3,8 @@ package dev.gdsloader.cli;
 import dev.gdsloader.bench.BenchConfig;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.sampler.SamplerOptions;
+import dev.gdsloader.loader.sampler.Shuffle;
 import java.nio.file.Path;
 import java.util.List;
 import picocli.CommandLine.Option;
@@ -14,6 +16,14 @@ import picocli.CommandLine.Option;
 final class BenchOptions {
     @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();
+
+    @Option(names = "--shuffle", defaultValue = "none", converter = ShuffleConverter.class,
+            description = "record order of every path: none (sequential), global (a random permutation of all records; "
+                    + "on a GPU the gather ceiling is measured too) or shard-blocks (default: ${DEFAULT-VALUE})")
+    Shuffle shuffle;
+
+    @Option(names = "--seed", defaultValue = "42", description = "seed of --shuffle (default: ${DEFAULT-VALUE})")
+    long seed;
 
     @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
             description = "target bytes per batch (default: ${DEFAULT-VALUE})")
@@ -50,9 +60,30 @@ final class BenchOptions {
      */
     void requireGpuForPaths() {
         for (ReadPath p : paths) {
-            if ((p == ReadPath.GDS || p == ReadPath.BOUNCE) && !dev.gdsloader.cuda.Cuda.availability().available()) {
+            if (needsGpu(p) && !dev.gdsloader.cuda.Cuda.availability().available()) {
                 throw new IllegalArgumentException("--paths " + p + " needs a GPU: CUDA is not available: "
                         + dev.gdsloader.cuda.Cuda.availability().reason() + " (HOST runs without one)");
+            }
+        }
+    }
+
+    /**
+     * @param p a path
+     * @return true for the paths that deliver into GPU memory (GDS, BOUNCE, and MAPPED where this build has it)
+     */
+    static boolean needsGpu(ReadPath p) {
+        return p == ReadPath.GDS || p == ReadPath.BOUNCE || p.name().equals("MAPPED");
+    }
+
+    /** {@code --shuffle}: a {@link Shuffle} by name, any case, '-' for '_' ({@code shard-blocks}). */
+    static final class ShuffleConverter implements picocli.CommandLine.ITypeConverter<Shuffle> {
+        @Override
+        public Shuffle convert(String value) {
+            try {
+                return Shuffle.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.TypeConversionException("'" + value
+                        + "' is not a shuffle: use none, global or shard-blocks");
             }
         }
     }
@@ -90,7 +121,8 @@ final class BenchOptions {
      * @throws IllegalArgumentException naming the first invalid option: the flag and the loader option's own check
      */
     BenchConfig config(Path data, int t, long io, int d) {
-        LoaderOptions loader = LoaderOptions.defaults().withDirectIo(!noDirect);
+        LoaderOptions loader = LoaderOptions.defaults().withDirectIo(!noDirect)
+                .withSampler(SamplerOptions.sequential().withShuffle(shuffle, seed));
         loader = Checks.loaderOption("--threads", t, loader::withIoThreads);
         loader = Checks.loaderOption("--io-size", io, loader::withMaxIoBytes);
         loader = Checks.loaderOption("--depth", d, loader::withPrefetchDepth);

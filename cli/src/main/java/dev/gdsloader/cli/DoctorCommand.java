@@ -28,6 +28,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = "Report GPU, driver, CUDA runtime, libcufile, cuFile mode and why, a pinned-memory test, "
+                + "whether the GPU can register host memory (and read-only host memory) and its NUMA node, "
                 + "whether a data directory takes O_DIRECT, which path AUTO picks there, and the native memory budget "
                 + "with what is outstanding.")
 final class DoctorCommand implements Callable<Integer> {
@@ -63,6 +64,15 @@ final class DoctorCommand implements Callable<Integer> {
         st.properties().ifPresent(p -> line(out, "cuFile driver", props(p)));
         lib.logPath().filter(p -> Files.exists(Path.of(p))).ifPresent(p -> line(out, "cuFile log", p));
         line(out, "pinned memory", cuda.available() ? pinnedTest() : "not tested: no GPU");
+        if (cuda.available()) {
+            for (int i = 0; i < cuda.deviceCount(); i++) {
+                line(out, "host register", "GPU " + i + ": " + hostRegistration(i));
+                line(out, "GPU NUMA node", "GPU " + i + ": " + numaNodeOf(i));
+            }
+        } else {
+            line(out, "host register", "not checked: no GPU (" + cuda.reason() + ")");
+            line(out, "GPU NUMA node", "not known: no GPU (" + cuda.reason() + ")");
+        }
         line(out, "O_DIRECT", directTest(data.toAbsolutePath()));
         line(out, "AUTO path", auto.reason());
         NativeAllocator root = NativeAllocator.root();
@@ -76,6 +86,59 @@ final class DoctorCommand implements Callable<Integer> {
             out.print(held);
         }
         return 0;
+    }
+
+    /** Where Linux lists PCI devices, each with a {@code numa_node} file. */
+    static final Path PCI_DEVICES = Path.of("/sys/bus/pci/devices");
+
+    /**
+     * @param device GPU ordinal
+     * @return whether it can register host memory ({@code cudaHostRegister}) and read-only host memory (a
+     *     {@code PROT_READ} mapping, {@code cudaHostRegisterReadOnly}): what a zero-copy path from mapped files needs
+     */
+    private static String hostRegistration(int device) {
+        try {
+            boolean any = CudaDevice.attribute(device, CudaDevice.HOST_REGISTER_SUPPORTED) != 0;
+            boolean readOnly = CudaDevice.attribute(device, CudaDevice.HOST_REGISTER_READ_ONLY_SUPPORTED) != 0;
+            return "cudaHostRegister " + (any ? "supported" : "NOT supported") + ", read-only (cudaHostRegisterReadOnly) "
+                    + (readOnly ? "supported" : "NOT supported") + " (cudaDevAttrHostRegisterSupported, "
+                    + "cudaDevAttrHostRegisterReadOnlySupported)";
+        } catch (RuntimeException e) {
+            return "cannot tell: " + e.getMessage();
+        }
+    }
+
+    private static String numaNodeOf(int device) {
+        try {
+            return numaNode(CudaDevice.get(device).pciBusId(), PCI_DEVICES);
+        } catch (RuntimeException e) {
+            return "cannot tell: " + e.getMessage();
+        }
+    }
+
+    /**
+     * The NUMA node a PCI device is attached to, from sysfs.
+     *
+     * @param pciBusId the bus id as {@code cudaDeviceGetPCIBusId} gives it, e.g. {@code 0000:2A:00.0} (a domain of 8
+     *     hex digits is cut to its last 4, as sysfs names it)
+     * @param pciDevices the directory of PCI devices ({@link #PCI_DEVICES}; a test passes its own)
+     * @return one line: {@code node N (file)}, or why it is not known (no such file, -1 = no affinity reported)
+     */
+    static String numaNode(String pciBusId, Path pciDevices) {
+        String id = pciBusId.trim().toLowerCase(Locale.ROOT);
+        int colon = id.indexOf(':');
+        if (colon > 4) {
+            id = id.substring(colon - 4);
+        }
+        Path f = pciDevices.resolve(id).resolve("numa_node");
+        try {
+            String v = Files.readString(f).trim();
+            int node = Integer.parseInt(v);
+            return node < 0 ? "none reported (" + f + " is " + v + ": one node, or the platform does not say)"
+                    : "node " + node + " (" + f + ")";
+        } catch (IOException | NumberFormatException e) {
+            return "not known: cannot read " + f + " (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")";
+        }
     }
 
     private static String props(CuFileDriverProperties p) {

@@ -23,7 +23,7 @@ final class RandomCommand implements Callable<Integer> {
     @Parameters(arity = "1", description = "dataset directory with one column (e.g. generate --record-bytes 4096 --align 4096)")
     Path data;
 
-    @Option(names = "--paths", split = ",", description = "loader paths (default: GDS,BOUNCE with a GPU, else HOST)")
+    @Option(names = "--paths", split = ",", description = "loader paths (default: GDS,BOUNCE (and MAPPED where built) with a GPU, else HOST)")
     List<ReadPath> paths;
 
     @Option(names = "--threads", defaultValue = "16", description = "I/O threads (default: ${DEFAULT-VALUE})")
@@ -43,8 +43,16 @@ final class RandomCommand implements Callable<Integer> {
             + "the loader's own choice)")
     boolean noDirect;
 
-    @Option(names = "--no-ceiling", description = "skip the pread ceiling; measure the loader paths only")
+    @Option(names = "--no-ceiling", description = "skip the pread ceiling and the gather ceiling; measure the loader paths only")
     boolean noCeiling;
+
+    @Option(names = "--hot", description = "warm the page cache first (every shard read once, buffered, nothing dropped) "
+            + "and read buffered; not with --drop-caches")
+    boolean hot;
+
+    @Option(names = "--no-gather-ceiling", description = "on a GPU, skip the gather ceiling (a kernel gathering random records "
+            + "of the same size from pinned host memory), which is measured by default after the pread ceiling")
+    boolean noGatherCeiling;
 
     @Option(names = "--rounds", defaultValue = "1",
             description = "epochs per path, rotating the path order; medians are reported (default: ${DEFAULT-VALUE})")
@@ -57,6 +65,9 @@ final class RandomCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Checks.range("--threads", threads, 1, 256); // before the table header and the ceiling phase
         Checks.range("--rounds", rounds, 1, 1000);
+        if (hot && dropCaches) {
+            throw new IllegalArgumentException("--hot and --drop-caches both given: --hot warms the page cache, --drop-caches empties it");
+        }
         if (batchSize != null && batchBytes != null) {
             throw new IllegalArgumentException("--batch-size and --batch-bytes both given: use one");
         }
@@ -72,15 +83,22 @@ final class RandomCommand implements Callable<Integer> {
             o.requireGpuForPaths();
         }
         List<ReadPath> p = paths != null ? paths
-                : Cuda.availability().available() ? List.of(ReadPath.GDS, ReadPath.BOUNCE) : List.of(ReadPath.HOST);
+                : Cuda.availability().available() ? gpuDefaults() : List.of(ReadPath.HOST);
         int records = batchSize != null ? batchSize : 256;
         List<dev.gdsloader.loader.dataset.Column> columns = batchBytes != null ? Dataset.open(data).columns() : List.of();
         if (columns.size() == 1) { // more or fewer columns: the benchmark refuses the dataset, naming them
             records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
         }
-        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, noDirect ? Boolean.FALSE : null,
-                !noCeiling, dropCaches, rounds),
+        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, noDirect || hot ? Boolean.FALSE : null,
+                !noCeiling, dropCaches, rounds, hot, !noCeiling && !noGatherCeiling),
                 json, System.out);
         return 0;
+    }
+
+    /** @return GDS, BOUNCE and, where this build has it, MAPPED */
+    private static List<ReadPath> gpuDefaults() {
+        List<ReadPath> p = new java.util.ArrayList<>(List.of(ReadPath.GDS, ReadPath.BOUNCE));
+        dev.gdsloader.bench.BenchRunner.mappedPath().ifPresent(p::add);
+        return p;
     }
 }

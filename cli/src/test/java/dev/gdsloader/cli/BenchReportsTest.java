@@ -29,9 +29,21 @@ class BenchReportsTest {
         assertEquals("HOST", report.get("rows").get(0).get("taken").asText());
         assertEquals("OK", report.get("rows").get(0).get("checksum").asText());
         assertTrue(report.get("ceilingGbps").asDouble() > 0);
+        double cpu = report.get("rows").get(0).get("cpuSecondsPerGigabyte").asDouble();
+        assertTrue(cpu > 0 && Double.isFinite(cpu), "CPU s/GB of the HOST row: " + report);
+        assertEquals("sequential", report.get("order").asText());
+        assertTrue(report.get("gather").isNull(), "no gather ceiling without a shuffle and a GPU: " + report);
         List<String> csv = Files.readAllLines(out.resolve("bench.csv"));
-        assertTrue(csv.get(0).startsWith("setting,path,taken,gbps"), csv.get(0));
+        assertEquals("setting,path,taken,gbps,minGbps,maxGbps,batches,stallMillis,ceilingRatio,checksum,cache,"
+                + "cpuSecondsPerGigabyte,recordsPerSecond", csv.get(0));
         assertEquals(3, csv.size(), "header, ceiling, HOST");
+        String[] host = csv.get(2).split(",");
+        assertEquals("HOST", host[1], csv.get(2));
+        assertEquals(cpu, Double.parseDouble(host[11]), cpu * 1e-9, csv.get(2));
+        String md = Files.readString(out.resolve("bench.md"));
+        assertTrue(md.contains("| path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s |"), md);
+        assertTrue(md.contains(String.format(java.util.Locale.ROOT, "| OK | warm | %.3f |", cpu)), md);
+        assertTrue(run.out().contains("CPU s/GB"), run.out());
         Files.delete(out.resolve("bench.png"));
         CommandRun plot = CommandRun.execute(new PlotCommand(), out.resolve("bench.json").toString());
         assertEquals(0, plot.exitCode(), plot.err());

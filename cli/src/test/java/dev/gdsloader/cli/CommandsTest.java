@@ -181,5 +181,22 @@ class CommandsTest {
         assertTrue(r.out().lines().anyMatch(l -> l.trim().equals("memory held     device 0 B, pinned 0 B, host 0 B, "
                 + "host-registered 0 B, cufile-registered 0 B")), "the O_DIRECT probe's memory came back: " + r);
         assertEquals(List.of(), list(dir), "doctor leaves no probe files behind");
+        String why = dev.gdsloader.cuda.Cuda.availability().reason();
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().equals("host register   not checked: no GPU (" + why + ")")), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().equals("GPU NUMA node   not known: no GPU (" + why + ")")), r.toString());
+    }
+
+    @Test
+    void doctorReadsTheGpusNumaNodeFromSysfsByItsLowerCasedBusId() throws IOException {
+        Path pci = dir.resolve("pci");
+        Files.createDirectories(pci.resolve("0000:2a:00.0"));
+        Files.writeString(pci.resolve("0000:2a:00.0/numa_node"), "1\n");
+        Files.createDirectories(pci.resolve("0000:3b:00.0"));
+        Files.writeString(pci.resolve("0000:3b:00.0/numa_node"), "-1\n");
+        assertEquals("node 1 (" + pci.resolve("0000:2a:00.0/numa_node") + ")", DoctorCommand.numaNode("0000:2A:00.0", pci));
+        assertEquals("node 1 (" + pci.resolve("0000:2a:00.0/numa_node") + ")", DoctorCommand.numaNode("00000000:2A:00.0", pci));
+        assertTrue(DoctorCommand.numaNode("0000:3B:00.0", pci).startsWith("none reported ("), "-1 is no affinity");
+        String missing = DoctorCommand.numaNode("0000:99:00.0", pci);
+        assertTrue(missing.startsWith("not known: cannot read " + pci.resolve("0000:99:00.0/numa_node")), missing);
     }
 }

@@ -100,4 +100,46 @@ class RandomCommandTest {
         OptionChecksTest.assertOneLineError(CommandRun.execute(new RandomCommand(), "--rounds", "0", data.toString()),
                 "gdsloader random", "--rounds");
     }
+
+    @Test
+    void hotWarmsThePageCacheFirstReadsBufferedAndSaysSo() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--hot", "--json",
+                data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("page cache warmed: ") && l.contains("of 3 shards read once")),
+                r.toString());
+        assertTrue(r.out().contains(", hot, buffered reads,"), r.toString());
+        List<String> rows = jsonLines(r);
+        assertEquals(2, rows.size(), "pread ceiling and HOST; no gather ceiling without a GPU: " + r);
+        for (String j : rows) {
+            assertEquals("true", field(j, "hot"), j);
+            assertEquals("false", field(j, "direct"), j);
+            assertEquals("null", field(j, "x_gather"), j);
+        }
+        double cpu = Double.parseDouble(field(rows.get(1), "cpu_s_per_gb"));
+        assertTrue(cpu > 0 && Double.isFinite(cpu), rows.get(1));
+    }
+
+    @Test
+    void hotWithDropCachesIsRefusedBeforeAnyWork() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--hot", "--drop-caches", data.toString());
+        OptionChecksTest.assertOneLineError(r, "gdsloader random", "--hot and --drop-caches");
+        assertEquals("", r.out(), r.toString());
+    }
+
+    @Test
+    void benchTakesAShuffleAndSeedAndChecksEveryBatchInThatOrder() {
+        CommandRun r = CommandRun.execute(new BenchCommand(), "--paths", "HOST", "--shuffle", "shard-blocks", "--seed", "3",
+                "--batch-bytes", "64KiB", "--threads", "2", "--io-size", "64KiB", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertTrue(r.out().contains("SHARD_BLOCKS shuffle, seed 3"), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("HOST ") && l.contains(" OK ")), r.toString());
+        CommandRun global = CommandRun.execute(new BenchCommand(), "--paths", "HOST", "--shuffle", "GLOBAL",
+                "--batch-bytes", "64KiB", "--threads", "2", "--io-size", "64KiB", data.toString());
+        assertEquals(0, global.exitCode(), global.toString());
+        assertTrue(global.out().contains("GLOBAL shuffle, seed 42"), global.toString());
+        CommandRun bad = CommandRun.execute(new BenchCommand(), "--paths", "HOST", "--shuffle", "sideways", data.toString());
+        assertEquals(2, bad.exitCode(), bad.toString());
+        assertTrue(bad.err().contains("'sideways' is not a shuffle: use none, global or shard-blocks"), bad.toString());
+    }
 }

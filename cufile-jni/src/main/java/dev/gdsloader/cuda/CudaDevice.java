@@ -49,6 +49,38 @@ public record CudaDevice(int ordinal, String name, long totalMemoryBytes, int co
     }
 
     /**
+     * One integer attribute of a device ({@code cudaDeviceGetAttribute}), e.g.
+     * {@link #HOST_REGISTER_SUPPORTED} or {@link #HOST_REGISTER_READ_ONLY_SUPPORTED} (1 = yes, 0 = no).
+     *
+     * @param ordinal device ordinal
+     * @param attribute a {@code cudaDeviceAttr} value
+     * @return the attribute's value
+     * @throws CudaException if CUDA is unavailable, the ordinal is invalid or the driver does not know the attribute
+     */
+    public static int attribute(int ordinal, int attribute) {
+        Cuda.ensure();
+        int[] v = {0};
+        Cuda.check(JCuda.cudaDeviceGetAttribute(v, attribute, ordinal),
+                "cudaDeviceGetAttribute(attribute " + attribute + ", device " + ordinal + ")");
+        return v[0];
+    }
+
+    /**
+     * {@code cudaDevAttrHostRegisterSupported} = 99: the device can register host memory with
+     * {@code cudaHostRegister}. The number is from the CUDA runtime's {@code driver_types.h} ({@code enum cudaDeviceAttr},
+     * CUDA 11+), the same in JCuda's {@code cudaDeviceAttr} and CuPy's {@code runtime.pxd}.
+     */
+    public static final int HOST_REGISTER_SUPPORTED = jcuda.runtime.cudaDeviceAttr.cudaDevAttrHostRegisterSupported;
+
+    /**
+     * {@code cudaDevAttrHostRegisterReadOnlySupported} = 113 (added in CUDA 11.1; same source as
+     * {@link #HOST_REGISTER_SUPPORTED}): the device can register read-only host memory (a {@code PROT_READ} mapping)
+     * with the {@code cudaHostRegisterReadOnly} flag.
+     */
+    public static final int HOST_REGISTER_READ_ONLY_SUPPORTED =
+            jcuda.runtime.cudaDeviceAttr.cudaDevAttrHostRegisterReadOnlySupported;
+
+    /**
      * Makes device {@code ordinal} current for the calling thread ({@code cudaSetDevice}) and creates
      * its primary context now ({@code cudaFree(NULL)}), so that other libraries sharing the primary
      * context (cuFile) find it initialised.

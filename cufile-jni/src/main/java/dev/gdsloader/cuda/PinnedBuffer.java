@@ -85,6 +85,22 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
         return segment.address();
     }
 
+    /**
+     * The address kernels read this buffer at ({@code cudaHostGetDevicePointer}): pinned memory is mapped into the
+     * device's address space, so a kernel can read it over the link without a copy. With unified addressing (64-bit
+     * Linux) it equals {@link #address()}.
+     *
+     * @return the device-side address of the first byte
+     * @throws IllegalStateException if closed
+     * @throws CudaException if the device cannot map host memory
+     */
+    public long devicePointer() {
+        checkOpen();
+        NativeAddress.AddressPointer d = new NativeAddress.AddressPointer();
+        Cuda.check(JCuda.cudaHostGetDevicePointer(d, pointer, 0), "cudaHostGetDevicePointer(" + describe() + ")");
+        return d.address();
+    }
+
     /** @return size in bytes */
     public long size() {
         return size;

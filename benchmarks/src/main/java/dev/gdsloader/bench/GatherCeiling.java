@@ -1,0 +1,139 @@
+package dev.gdsloader.bench;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.GatherKernel;
+import dev.gdsloader.cuda.PinnedBuffer;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+
+/**
+ * The gather ceiling of this machine for one record size, measured in the benchmark's own run: a plain
+ * {@link GatherKernel} reading records in a random order straight from host memory the device can read (pinned
+ * memory from {@code cudaHostAlloc}, read by the kernel over the link through its device-side address: no copy
+ * engine, no CPU copy) into device memory, a batch per launch, every record of the source once per epoch. It is
+ * what a loader gathering shuffled records from registered host memory can at best reach. Stateless; each call owns
+ * and frees its buffers.
+ */
+public final class GatherCeiling {
+    /** The default host source: 1 GiB, or the data's size when smaller. */
+    public static final long DEFAULT_SOURCE_BYTES = 1L << 30;
+    /** Epochs are repeated until the timed part has run this long (at least one epoch). */
+    private static final long MIN_NANOS = 300_000_000L;
+    private static final int MAX_EPOCHS = 50;
+
+    private GatherCeiling() {
+    }
+
+    /**
+     * What one measurement found.
+     *
+     * @param recordBytes bytes per record
+     * @param sourceRecords records in the host source (each gathered once per epoch)
+     * @param batchRecords records per launch
+     * @param epochs epochs timed
+     * @param gigabytesPerSecond gathered record bytes per second over the timed epochs, GB/s (1e9 bytes/s)
+     * @param recordsPerSecond records gathered per second
+     * @param byteExact whether the last batch's device bytes equal their source records (copied back and compared)
+     */
+    public record Result(long recordBytes, long sourceRecords, int batchRecords, int epochs, double gigabytesPerSecond,
+                         double recordsPerSecond, boolean byteExact) {
+    }
+
+    /**
+     * Measures the gather ceiling on the current device.
+     *
+     * @param recordBytes bytes per record, &gt; 0
+     * @param batchRecords records per kernel launch, &gt; 0 (capped at the source's records)
+     * @param sourceBytes size of the host source, at least one record (rounded down to whole records)
+     * @param seed seed of the random order
+     * @return the result
+     * @throws IllegalArgumentException if a size is not positive
+     * @throws IllegalStateException if CUDA is not available (naming why)
+     * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
+     */
+    public static Result measure(long recordBytes, int batchRecords, long sourceBytes, long seed) {
+        if (recordBytes <= 0 || batchRecords <= 0 || sourceBytes <= 0) {
+            throw new IllegalArgumentException("gather ceiling: record bytes " + recordBytes + ", batch records "
+                    + batchRecords + " and source bytes " + sourceBytes + " must all be > 0");
+        }
+        if (!Cuda.availability().available()) {
+            throw new IllegalStateException("gather ceiling needs a GPU: " + Cuda.availability().reason());
+        }
+        int records = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, sourceBytes / recordBytes));
+        int batch = Math.min(batchRecords, records);
+        long srcBytes = records * recordBytes;
+        try (GatherKernel kernel = GatherKernel.compile(); PinnedBuffer src = PinnedBuffer.allocate(srcBytes);
+             PinnedBuffer order = PinnedBuffer.allocate(8L * records); DeviceBuffer addrs = DeviceBuffer.allocate(8L * records);
+             DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
+             PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create()) {
+            fill(src.segment());
+            long base = src.devicePointer();
+            int[] perm = permutation(records, seed);
+            for (int i = 0; i < records; i++) {
+                order.segment().setAtIndex(ValueLayout.JAVA_LONG, i, base + perm[i] * recordBytes);
+            }
+            stream.copyToDevice(addrs, 0, order, 0, 8L * records);
+            epoch(kernel, addrs, dst, recordBytes, records, batch, stream); // warm-up: module, TLBs, clocks
+            stream.synchronize();
+            long t0 = System.nanoTime();
+            int epochs = 0;
+            long elapsed;
+            do {
+                epoch(kernel, addrs, dst, recordBytes, records, batch, stream);
+                stream.synchronize();
+                epochs++;
+                elapsed = System.nanoTime() - t0;
+            } while (elapsed < MIN_NANOS && epochs < MAX_EPOCHS);
+            int lastFrom = (records - 1) / batch * batch;
+            int lastCount = records - lastFrom;
+            stream.copyToHost(back, 0, dst, 0, lastCount * recordBytes);
+            stream.synchronize();
+            boolean exact = true;
+            for (int i = 0; i < lastCount && exact; i++) {
+                long from = perm[lastFrom + i] * recordBytes;
+                exact = MemorySegment.mismatch(src.segment(), from, from + recordBytes, back.segment(), i * recordBytes,
+                        (i + 1) * recordBytes) == -1;
+            }
+            double seconds = elapsed / 1e9;
+            double perSecond = (double) epochs * records / seconds;
+            return new Result(recordBytes, records, batch, epochs, perSecond * recordBytes / 1e9, perSecond, exact);
+        }
+    }
+
+    private static void epoch(GatherKernel kernel, DeviceBuffer addrs, DeviceBuffer dst, long recordBytes, int records,
+                              int batch, CudaStream stream) {
+        for (int from = 0; from < records; from += batch) {
+            int n = Math.min(batch, records - from);
+            kernel.launch(addrs.address() + 8L * from, dst.address(), recordBytes, n, stream);
+        }
+    }
+
+    /** Distinct bytes everywhere (a golden-ratio sequence of longs), so a misplaced record cannot match. */
+    private static void fill(MemorySegment s) {
+        long words = s.byteSize() / 8;
+        for (long j = 0; j < words; j++) {
+            s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, j, (j + 1) * 0x9E3779B97F4A7C15L);
+        }
+        for (long b = words * 8; b < s.byteSize(); b++) {
+            s.set(ValueLayout.JAVA_BYTE, b, (byte) (b * 31 + 7));
+        }
+    }
+
+    private static int[] permutation(int n, long seed) {
+        int[] p = new int[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = i;
+        }
+        Random r = new Random(seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            int t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        return p;
+    }
+}
