@@ -98,6 +98,17 @@ public final class HostRegistration implements AutoCloseable {
     }
 
     /**
+     * @return the calling thread's current device ordinal ({@code cudaGetDevice})
+     * @throws CudaException if CUDA is unavailable
+     */
+    public static int currentDevice() {
+        Cuda.ensure();
+        int[] d = {0};
+        Cuda.check(jcuda.runtime.JCuda.cudaGetDevice(d), "cudaGetDevice");
+        return d[0];
+    }
+
+    /**
      * Registers {@code [address, address + size)} in calls of at most {@link #MAX_BYTES_PER_CALL} bytes; on a failure
      * the pieces already registered are unregistered again.
      *

@@ -117,8 +117,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
         }
-        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset,
-                new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes()));
+        // the allocator first: the MAPPED path charges its registered shards to it when its engine opens
+        this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
+                memoryLimit);
+        PathSelector.Selection sel;
+        try {
+            sel = PathSelector.select(options.path(), this.dataset,
+                    new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes(), allocator));
+        } catch (IOException | RuntimeException | Error e) {
+            allocator.close();
+            throw e;
+        }
         this.engine = sel.engine();
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
         this.pathReason = engine.pathTaken().equals(PathTaken.GDS.name()) ? sel.reason() : sel.reason() + "; " + ioReason;
@@ -135,8 +144,6 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
         // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
-        this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
-                memoryLimit);
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
         try {
@@ -257,6 +264,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @return an iterator over the epoch's batches, in order
      * @throws IllegalStateException if the loader is closed, or the previous epoch still has batches the
      *     consumer has not released (naming how many)
+     * @throws java.io.UncheckedIOException on the MAPPED path, if a registered shard changed (size, modification
+     *     time or identity), naming it
      */
     @Override
     public Iterator<Batch> iterator() {
@@ -275,6 +284,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             if (!epoch.stop(10_000)) {
                 throw new IllegalStateException("reads of epoch " + epoch.order().epoch() + " are still blocked after 10 s");
             }
+        }
+        try {
+            engine.checkEpoch(); // MAPPED: no registered shard changed
+        } catch (IOException x) {
+            throw new java.io.UncheckedIOException(x.getMessage(), x);
         }
         long e = nextEpoch++;
         long skip = resumeBatches;

@@ -73,6 +73,15 @@ public interface IoEngine extends AutoCloseable {
      */
     long ioNanos();
 
+    /**
+     * Called at each epoch's start, before its first batch: an engine that depends on the shards staying as they were
+     * (MAPPED's registered mappings) checks them here. Does nothing by default.
+     *
+     * @throws IOException naming a shard that changed and how
+     */
+    default void checkEpoch() throws IOException {
+    }
+
     /** Closes the engine's open files, once; call after all I/O has stopped. */
     @Override
     void close();
