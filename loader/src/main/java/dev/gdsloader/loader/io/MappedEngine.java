@@ -444,8 +444,9 @@ public final class MappedEngine implements IoEngine {
             budget.checkAvailable(MemoryKind.HOST_REGISTERED, total, "the " + files.size() + " shard file(s) to register");
             return Optional.empty();
         } catch (MemoryBudgetException e) {
-            return Optional.of("the dataset's " + files.size() + " shard file(s) (" + MemoryUsage.size(total)
-                    + ") do not fit the host budget (" + MemoryUsage.size(e.limit()) + " of '" + e.allocator() + "'): "
+            return Optional.of("the dataset's " + files.size() + " shard file(s) (" + total + " bytes, "
+                    + MemoryUsage.size(total) + ") do not fit the host budget of '" + e.allocator() + "' (" + e.limit()
+                    + " bytes, " + MemoryUsage.size(e.limit()) + "); use a larger budget or the BOUNCE path. "
                     + e.getMessage());
         }
     }
