@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>A failed call is reported by its error name ({@code cuGetErrorName}), and the runtime's last error is cleared
  * ({@code cudaGetLastError}) so that no later runtime call reports a stale error. Call on a thread whose current
  * context is the device's primary context ({@link CudaDevice#makeCurrent}). Owned by its creator;
- * {@link #close()} unregisters once (before the memory is unmapped). Thread-safe.
+ * {@link #close()} unregisters once (before the memory is unmapped; from a thread without a current context it
+ * makes the registering device current first). Thread-safe.
  */
 // restricted (javac lint): this class exists to bind C functions through FFM's restricted Linker API;
 // the JVM checks native access at run time (--enable-native-access, bin/jvm-flags)
@@ -42,15 +43,20 @@ public final class HostRegistration implements AutoCloseable {
     /** {@code cudaDevAttrHostRegisterReadOnlySupported} (CUDA runtime headers; the driver's attribute 113 too). */
     public static final int ATTR_HOST_REGISTER_READ_ONLY_SUPPORTED = 113;
 
+    /** {@code CUDA_ERROR_INVALID_CONTEXT}: the calling thread has no current context. */
+    private static final int INVALID_CONTEXT = 201;
+
     private final String what;
+    private final int device;
     private final long address;
     private final long size;
     private final long deviceDelta;
     private final long[] chunkAddress;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private HostRegistration(String what, long address, long size, long deviceDelta, long[] chunkAddress) {
+    private HostRegistration(String what, int device, long address, long size, long deviceDelta, long[] chunkAddress) {
         this.what = what;
+        this.device = device;
         this.address = address;
         this.size = size;
         this.deviceDelta = deviceDelta;
@@ -153,7 +159,7 @@ public final class HostRegistration implements AutoCloseable {
                             + "distance from the host addresses (no unified addressing?)");
                 }
             }
-            return new HostRegistration(what, address, size, delta, chunks);
+            return new HostRegistration(what, currentDevice(), address, size, delta, chunks);
         } catch (IOException | RuntimeException e) {
             for (int i = done - 1; i >= 0; i--) {
                 Driver.unregister(chunks[i]);
@@ -207,6 +213,11 @@ public final class HostRegistration implements AutoCloseable {
         int first = 0;
         for (int i = chunkAddress.length - 1; i >= 0; i--) {
             int rc = Driver.unregister(chunkAddress[i]);
+            if (rc == INVALID_CONTEXT) {
+                // closed from a thread that never used the GPU: give it the device's primary context, then retry
+                CudaDevice.makeCurrent(device);
+                rc = Driver.unregister(chunkAddress[i]);
+            }
             first = first == 0 ? rc : first;
         }
         if (first != 0) {

@@ -50,9 +50,12 @@ public final class MappedShards {
         void close();
     }
 
-    /** Registers with CUDA ({@link HostRegistration#register} with {@link #FLAGS}). */
+    /**
+     * Registers with CUDA ({@link HostRegistration#register} with {@link #FLAGS}), the mapping's size rounded up to 4 KiB
+     * (the mapping covers whole pages; the bytes past the end of the file read as zeros and are never used).
+     */
     public static final Registrar CUDA = m -> {
-        HostRegistration r = HostRegistration.register(m.address(), m.size(), FLAGS, m.path().toString());
+        HostRegistration r = HostRegistration.register(m.address(), (m.size() + 4095) & ~4095L, FLAGS, m.path().toString());
         return new Registered() {
             @Override
             public long deviceAddress(long offset) {
