@@ -300,12 +300,13 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /**
      * @return counters of the current (or last) epoch, with the native memory this loader holds now
-     *     ({@link LoaderStats#memory()}: device, pinned, host and registered bytes outstanding in its allocator)
+     *     ({@link LoaderStats#memory()}: device, pinned, host and registered bytes outstanding in its allocator) and
+     *     the time its build spent registering shard files ({@link LoaderStats#registrationNanos()}, MAPPED)
      */
     public LoaderStats stats() {
         LoaderStats s = epoch != null ? epoch.stats() : lastStats != null ? lastStats
                 : new LoaderStats(pathTaken(), 0, 0, 0, 0, 0, 0, 0);
-        return s.withMemory(allocator.usage());
+        return s.withMemory(allocator.usage()).withRegistrationNanos(engine.registrationNanos());
     }
 
     /**

@@ -234,6 +234,7 @@ class MappedEngineGpuTest {
                 assertEquals(files, a.stats().memory().bytes(MemoryKind.HOST_REGISTERED), a.stats().memory().toString());
                 assertEquals(files, b.stats().memory().bytes(MemoryKind.HOST_REGISTERED));
                 assertTrue(a.stats().memory().device() > 0);
+                assertTrue(a.stats().registrationNanos() > 0, "the first loader registered the files");
                 assertEquals(a.stats().memory().outstandingBytes() + b.stats().memory().outstandingBytes(),
                         parent.outstandingBytes());
                 epochs(a, 1, Integer.MAX_VALUE);

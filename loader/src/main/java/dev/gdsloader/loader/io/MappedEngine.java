@@ -217,6 +217,7 @@ public final class MappedEngine implements IoEngine {
     }
 
     /** @return wall nanoseconds the engine's open spent mapping and registering its shards */
+    @Override
     public long registrationNanos() {
         return registrationNanos;
     }

@@ -71,6 +71,7 @@ class MappedEngineTest {
                 assertEquals("MAPPED", e.pathTaken());
                 long files = MappedEngine.files(ds).values().stream().mapToLong(Long::longValue).sum();
                 assertEquals(files, e.registeredBytes());
+                assertTrue(e.registrationNanos() > 0);
                 assertEquals(files, a.usage().bytes(MemoryKind.HOST_REGISTERED));
                 assertEquals(4, registry.size());
                 e.checkEpoch();
