@@ -129,8 +129,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             throw e;
         }
         this.engine = sel.engine();
-        // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
-        this.pathReason = engine.pathTaken().equals(PathTaken.GDS.name()) ? sel.reason() : sel.reason() + "; " + ioReason;
+        // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself, MAPPED maps them
+        boolean ownFiles = engine.pathTaken().equals(PathTaken.GDS.name()) || engine.pathTaken().equals(PathTaken.MAPPED.name());
+        this.pathReason = ownFiles ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
