@@ -60,17 +60,19 @@ public final class MappedEngine implements IoEngine {
     /** Most threads registering shards when the engine opens. */
     static final int REGISTER_THREADS = 4;
     /** Threads per block of the gather kernel (8 warps; one warp per entry). */
-    static final int BLOCK = 256;
+    public static final int BLOCK = 256;
     /** Most blocks of one gather launch (the kernel strides over the rest). */
-    static final int MAX_BLOCKS = 4096;
+    public static final int MAX_BLOCKS = 4096;
 
     /**
      * The gather kernel: entry {@code p} = {src, dst, length} (device addresses, bytes); one warp per entry,
      * grid-stride over entries; 16-byte loads and stores where source, destination and length allow (784 = 49 x
      * 16), also where source and destination are equally misaligned (bytes up to the boundary, 16-byte body, bytes
-     * after), 4-byte words where all three are multiples of 4, single bytes otherwise.
+     * after), 4-byte words where all three are multiples of 4, single bytes otherwise. CUDA C++ for NVRTC; launch
+     * {@code gather<<<min(MAX_BLOCKS, ceil(n / 8)), BLOCK>>>(entries, n)} with {@code entries} a device array of
+     * {@code 3 n} unsigned 64-bit values (public for benchmarks: a gather ceiling with the same kernel).
      */
-    static final String KERNEL = """
+    public static final String KERNEL = """
             extern "C" __global__ void gather(const unsigned long long* e, long long n) {
                 const unsigned int lane = threadIdx.x & 31u;
                 const long long warps = ((long long) gridDim.x * blockDim.x) >> 5;
@@ -131,6 +133,13 @@ public final class MappedEngine implements IoEngine {
                         "mapping of " + f.getKey() + " registered for the MAPPED path"));
             }
             this.registrationNanos = registerAll(registry, new ArrayList<>(files.keySet()));
+            for (MappedShards.Lease l : held) {
+                long opened = files.get(l.file());
+                if (l.size() != opened) {
+                    throw new IOException(l.file() + ": " + l.size() + " bytes when registered for the MAPPED path, "
+                            + opened + " when the dataset was opened: a shard must not change while it is loaded");
+                }
+            }
         } catch (IOException | RuntimeException | Error e) {
             close();
             throw e;
@@ -467,6 +476,7 @@ public final class MappedEngine implements IoEngine {
             return Optional.of("the GPU reads a mapped shard's bytes as stored");
         }
 
+        /** Before any shard is opened ({@code doctor}): the regular files directly in {@code dataDir} count as the shards. */
         @Override
         public Verdict check(Path dataDir, EngineConfig config, boolean requested) {
             Map<Path, Long> files = new LinkedHashMap<>();
