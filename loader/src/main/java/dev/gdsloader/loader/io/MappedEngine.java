@@ -103,6 +103,9 @@ public final class MappedEngine implements IoEngine {
             }
             """;
 
+    /** PTX of {@link #KERNEL} per {@code compute_XY} target: NVRTC runs once per process and architecture. */
+    private static final Map<String, String> PTX = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final Dataset dataset;
     private final int device;
     private final MappedShards.Lease[][] leases;
@@ -260,7 +263,10 @@ public final class MappedEngine implements IoEngine {
         });
     }
 
-    /** Compiles the gather kernel once, for the current device (NVRTC, PTX for its compute capability). */
+    /**
+     * Loads the gather kernel once per engine for the current device (PTX for its compute capability, compiled by
+     * NVRTC once per process and architecture).
+     */
     private synchronized CudaModule module() {
         if (closed) {
             throw new IllegalStateException("MAPPED engine is closed");
@@ -268,7 +274,7 @@ public final class MappedEngine implements IoEngine {
         if (module == null) {
             CudaDevice d = CudaDevice.get(HostRegistration.currentDevice());
             String arch = "--gpu-architecture=compute_" + d.computeMajor() + d.computeMinor();
-            module = CudaModule.load(Nvrtc.compileToPtx(KERNEL, "gather.cu", arch));
+            module = CudaModule.load(PTX.computeIfAbsent(arch, a -> Nvrtc.compileToPtx(KERNEL, "gather.cu", a)));
         }
         return module;
     }
