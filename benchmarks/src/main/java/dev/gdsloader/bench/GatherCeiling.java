@@ -3,7 +3,6 @@ package dev.gdsloader.bench;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
-import dev.gdsloader.cuda.GatherKernel;
 import dev.gdsloader.cuda.PinnedBuffer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -49,6 +49,35 @@ public final class CudaStream extends NativeResource {
     }
 
     /**
+     * Enqueues a copy from host memory given by address (memory registered with {@link HostRegistration}, e.g. a
+     * mapped file) to device memory, through the driver's {@code cuMemcpyHtoDAsync_v2}: the copy engine reads the
+     * registered pages directly, no staging.
+     *
+     * @param dst device buffer
+     * @param dstOffset byte offset in {@code dst}
+     * @param hostAddress first source byte, in registered (page-locked) host memory that stays registered until the
+     *     copy is done
+     * @param bytes number of bytes, &ge; 0 (0 enqueues nothing)
+     * @throws IndexOutOfBoundsException if the destination range falls outside {@code dst}
+     * @throws CudaException on a CUDA error, or where {@code libcuda.so.1} lacks the copy function
+     */
+    public void copyFromHostAddress(DeviceBuffer dst, long dstOffset, long hostAddress, long bytes) {
+        checkOpen();
+        checkRange(dstOffset, bytes, dst.size(), dst.kindName());
+        if (bytes == 0) {
+            return;
+        }
+        if (!DriverCopies.available()) {
+            throw new CudaException("copy from registered host memory needs cuMemcpyHtoDAsync_v2 from libcuda.so.1", null);
+        }
+        int rc = DriverCopies.hostToDevice(dst.address() + dstOffset, hostAddress, bytes, stream.address());
+        if (rc != 0) {
+            throw new CudaException("cuMemcpyHtoDAsync_v2(registered host memory to " + dst.kindName() + ", " + bytes + " bytes)",
+                    rc, jcuda.driver.CUresult.stringFor(rc));
+        }
+    }
+
+    /**
      * Enqueues a device-to-host copy.
      *
      * @param dst pinned host buffer

@@ -10,7 +10,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * The few libc calls the loader needs ({@code open}, {@code pread}, {@code close}), bound through the
+ * The few libc calls the loader needs ({@code open}, {@code pread}, {@code close}, {@code mmap},
+ * {@code munmap}, {@code madvise}), bound through the
  * Foreign Function &amp; Memory API with {@code errno} captured right after each call.
  *
  * <p>Flag values are Linux's generic ones ({@code asm-generic/fcntl.h}, used by x86_64 and aarch64).
@@ -47,6 +48,26 @@ final class Libc {
     static final MethodHandle CLOSE = LINKER.downcallHandle(
             LINKER.defaultLookup().find("close").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            ERRNO);
+
+    static final int PROT_READ = 1;
+    static final int MAP_SHARED = 1;
+    static final int MADV_WILLNEED = 3;
+    /** {@code mmap}'s failure value, {@code (void*) -1}. */
+    static final long MAP_FAILED = -1L;
+
+    static final MethodHandle MMAP = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("mmap").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG),
+            ERRNO);
+    static final MethodHandle MUNMAP = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("munmap").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+            ERRNO);
+    static final MethodHandle MADVISE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("madvise").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT),
             ERRNO);
 
     static int errno(MemorySegment state) {

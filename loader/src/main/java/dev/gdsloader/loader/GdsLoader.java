@@ -117,11 +117,21 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         if (options.path() != ReadPath.HOST && Cuda.availability().available()) {
             CudaDevice.makeCurrent(options.device());
         }
-        PathSelector.Selection sel = PathSelector.select(options.path(), this.dataset,
-                new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes()));
+        // the allocator first: the MAPPED path charges its registered shards to it when its engine opens
+        this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
+                memoryLimit);
+        PathSelector.Selection sel;
+        try {
+            sel = PathSelector.select(options.path(), this.dataset,
+                    new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes(), allocator));
+        } catch (IOException | RuntimeException | Error e) {
+            allocator.close();
+            throw e;
+        }
         this.engine = sel.engine();
-        // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself
-        this.pathReason = engine.pathTaken().equals(PathTaken.GDS.name()) ? sel.reason() : sel.reason() + "; " + ioReason;
+        // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself, MAPPED maps them
+        boolean ownFiles = engine.pathTaken().equals(PathTaken.GDS.name()) || engine.pathTaken().equals(PathTaken.MAPPED.name());
+        this.pathReason = ownFiles ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
@@ -135,8 +145,6 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
         // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
-        this.allocator = parent.newChild("loader #" + LOADERS.incrementAndGet() + " of " + this.dataset.root(), memoryLimit,
-                memoryLimit);
         this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
         try {
@@ -257,6 +265,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @return an iterator over the epoch's batches, in order
      * @throws IllegalStateException if the loader is closed, or the previous epoch still has batches the
      *     consumer has not released (naming how many)
+     * @throws java.io.UncheckedIOException on the MAPPED path, if a registered shard changed (size, modification
+     *     time or identity), naming it
      */
     @Override
     public Iterator<Batch> iterator() {
@@ -276,6 +286,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 throw new IllegalStateException("reads of epoch " + epoch.order().epoch() + " are still blocked after 10 s");
             }
         }
+        try {
+            engine.checkEpoch(); // MAPPED: no registered shard changed
+        } catch (IOException x) {
+            throw new java.io.UncheckedIOException(x.getMessage(), x);
+        }
         long e = nextEpoch++;
         long skip = resumeBatches;
         resumeBatches = 0;
@@ -286,12 +301,13 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /**
      * @return counters of the current (or last) epoch, with the native memory this loader holds now
-     *     ({@link LoaderStats#memory()}: device, pinned, host and registered bytes outstanding in its allocator)
+     *     ({@link LoaderStats#memory()}: device, pinned, host and registered bytes outstanding in its allocator) and
+     *     the time its build spent registering shard files ({@link LoaderStats#registrationNanos()}, MAPPED)
      */
     public LoaderStats stats() {
         LoaderStats s = epoch != null ? epoch.stats() : lastStats != null ? lastStats
                 : new LoaderStats(pathTaken(), 0, 0, 0, 0, 0, 0, 0);
-        return s.withMemory(allocator.usage());
+        return s.withMemory(allocator.usage()).withRegistrationNanos(engine.registrationNanos());
     }
 
     /**

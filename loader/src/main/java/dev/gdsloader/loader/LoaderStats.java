@@ -13,10 +13,19 @@ import dev.gdsloader.memory.MemoryUsage;
  * @param stallNanos time the consumer spent waiting inside {@code next()} for a batch
  * @param ioNanos time the I/O threads spent reading (summed over threads; above {@code wallNanos} when reads overlap)
  * @param slotsInFlight slots holding a batch that is being read or is with the consumer, now
- * @param memory native memory the loader's allocator holds now: device, pinned, host and registered bytes
+ * @param memory native memory the loader's allocator holds now: device, pinned, host and registered bytes (the
+ *     MAPPED path's registered shard files: {@code memory().bytes(MemoryKind.HOST_REGISTERED)})
+ * @param registrationNanos wall time the loader's build spent mapping and registering shard files (MAPPED; 0 on
+ *     other paths, and for files another loader of the process had registered already)
  */
 public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
-                          long ioNanos, int slotsInFlight, MemoryUsage memory) {
+                          long ioNanos, int slotsInFlight, MemoryUsage memory, long registrationNanos) {
+    /** Counters with a memory snapshot and no registration time. */
+    public LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
+                       long ioNanos, int slotsInFlight, MemoryUsage memory) {
+        this(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, memory, 0);
+    }
+
     /** Counters without a memory snapshot ({@link MemoryUsage#NONE}). */
     public LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
                        long ioNanos, int slotsInFlight) {
@@ -28,7 +37,17 @@ public record LoaderStats(PathTaken path, long batches, long bytes, long storage
      * @return these counters with it
      */
     public LoaderStats withMemory(MemoryUsage usage) {
-        return new LoaderStats(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, usage);
+        return new LoaderStats(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, usage,
+                registrationNanos);
+    }
+
+    /**
+     * @param nanos the loader's registration time
+     * @return these counters with it
+     */
+    public LoaderStats withRegistrationNanos(long nanos) {
+        return new LoaderStats(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, memory,
+                nanos);
     }
 
     /** @return delivered throughput in GB/s (1e9 bytes per second), 0 before the first batch */

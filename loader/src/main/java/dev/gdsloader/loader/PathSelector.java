@@ -17,9 +17,10 @@ import java.util.Optional;
  * Turns a requested {@link ReadPath} into an engine, with one line saying why, by asking the registered engine
  * providers ({@link Engines#all()}) whether they can serve the dataset; it names no engine itself.
  *
- * <p>{@code AUTO}: the first provider, in the registry's order of preference (GDS, BOUNCE, HOST), that says yes
- * and opens; the reason names the path taken and why the ones before it declined (no GPU gives HOST; a GPU with
- * cuFile doing true GPUDirect DMA whose handle registration works for every shard gives GDS; otherwise BOUNCE). A
+ * <p>{@code AUTO}: the first provider, in the registry's order of preference (MAPPED, GDS, BOUNCE, HOST), that says
+ * yes and opens; the reason names the path taken and why the first one before it declined (no GPU gives HOST; a GPU
+ * that supports read-only host registration with a dataset that fits the host budget gives MAPPED; else cuFile
+ * doing true GPUDirect DMA whose handle registration works for every shard gives GDS; otherwise BOUNCE). A
  * dataset with host-decoded shards (compressed Arrow bodies, deflated {@code .npz} members) skips engines that read
  * file bytes as stored, and the reason starts with {@code HOST-DECODE: <file> ...}. An explicit path that this
  * machine cannot do fails with the provider's reason instead of silently taking another. Stateless and thread-safe.
@@ -62,7 +63,7 @@ public final class PathSelector {
                 throw new IllegalStateException(requested + " path cannot read host-decoded data ("
                         + p.refusesHostDecoded().get() + "): " + decode.get());
             }
-            EngineProvider.Verdict v = p.check(dataset.root(), config, true);
+            EngineProvider.Verdict v = p.check(dataset, config, true);
             if (!v.serves()) {
                 throw new IllegalStateException(v.reason());
             }
@@ -74,7 +75,7 @@ public final class PathSelector {
             if (decode.isPresent() && p.refusesHostDecoded().isPresent()) {
                 continue;
             }
-            EngineProvider.Verdict v = p.check(dataset.root(), config, false);
+            EngineProvider.Verdict v = p.check(dataset, config, false);
             if (v.serves()) {
                 try {
                     IoEngine e = p.open(dataset, config, v);

@@ -10,6 +10,8 @@ public enum PathTaken {
     CUFILE_COMPAT,
     /** this loader's bounce path: {@code O_DIRECT} (or buffered) reads into pinned memory, then async copies. */
     BOUNCE,
+    /** registered mappings of the shard files read by the GPU (copy engine and gather kernel); no CPU copy. */
+    MAPPED,
     /** host memory only; no GPU involved. */
     HOST;
 

@@ -5,10 +5,18 @@ package dev.gdsloader.loader;
  */
 public enum ReadPath {
     /**
-     * GDS where cuFile does true GPUDirect DMA for the shards, else BOUNCE where there is a GPU (also where cuFile
-     * runs only in compat mode, which the bounce path outruns), else HOST; the reason is logged once.
+     * MAPPED where there is a GPU that supports read-only host registration and the shard files fit the loader's
+     * host budget (and none is decoded on the host); else GDS where cuFile does true GPUDirect DMA for the shards;
+     * else BOUNCE where there is a GPU (also where cuFile runs only in compat mode, which the bounce path outruns);
+     * else HOST. The reason, logged once, says which rule decided.
      */
     AUTO,
+    /**
+     * Zero copy from the page cache: shard files mapped read-only and registered for the GPU, batches moved by the
+     * GPU's copy engine (large runs) and a gather kernel (records), with no CPU copy. Refused (naming both sizes)
+     * where the files do not fit the host budget, and for host-decoded shards.
+     */
+    MAPPED,
     /** {@code cuFileRead} straight into device memory (true GPUDirect, or cuFile's compat mode where the probe says so). */
     GDS,
     /**

@@ -159,11 +159,15 @@ class LoaderGpuTest {
     }
 
     @Test
-    void autoTakesCuFileOnlyWithTrueGpuDirectAndSaysWhy() throws IOException {
+    void autoTakesMappedThenCuFileOnlyWithTrueGpuDirectAndSaysWhy() throws IOException {
         TestShards.writeImages(dir, 10);
         CuFileStatus st = CuFileProbe.probe(Optional.of(dir));
         try (GdsLoader loader = GdsLoader.builder(dir).batchSize(4).build()) {
-            if (st.usable() && st.mode() == dev.gdsloader.cufile.CuFileMode.GDS) {
+            if (dev.gdsloader.cuda.HostRegistration.support(0).readOnlyRegistration()) {
+                // a small dataset on a GPU with read-only host registration: MAPPED comes first
+                assertEquals(PathTaken.MAPPED, loader.pathTaken(), loader.pathReason());
+                assertTrue(loader.pathReason().startsWith("MAPPED: the dataset ("), loader.pathReason());
+            } else if (st.usable() && st.mode() == dev.gdsloader.cufile.CuFileMode.GDS) {
                 assertEquals(PathTaken.GDS, loader.pathTaken(), loader.pathReason());
             } else {
                 // no cuFile, or only its compat mode (its own bounce): the loader's bounce path

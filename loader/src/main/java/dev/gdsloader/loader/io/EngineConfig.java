@@ -1,5 +1,8 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.memory.NativeAllocator;
+import java.util.Objects;
+
 /**
  * The settings every engine is opened with.
  *
@@ -7,8 +10,21 @@ package dev.gdsloader.loader.io;
  * @param direct whether the staged reads open shards with {@code O_DIRECT} (falls back per file where refused)
  * @param gdsThresholdBytes on the GDS path, pieces smaller than this many bytes go through pinned staging and a
  *     copy instead of {@code cuFileRead}; 0 sends every piece through cuFile
+ * @param hostBudget the allocator whose host budget an engine's long-lived host memory must fit (the MAPPED
+ *     path's registered shards are charged to it): the loader's own allocator
  */
-public record EngineConfig(long maxIo, boolean direct, long gdsThresholdBytes) {
+public record EngineConfig(long maxIo, boolean direct, long gdsThresholdBytes, NativeAllocator hostBudget) {
+    /**
+     * Settings with the process root's allocator as the host budget.
+     *
+     * @param maxIo largest single read, bytes
+     * @param direct whether staged reads use {@code O_DIRECT}
+     * @param gdsThresholdBytes the GDS threshold, bytes
+     */
+    public EngineConfig(long maxIo, boolean direct, long gdsThresholdBytes) {
+        this(maxIo, direct, gdsThresholdBytes, NativeAllocator.root());
+    }
+
     /**
      * @throws IllegalArgumentException if a size is out of range
      */
@@ -19,5 +35,6 @@ public record EngineConfig(long maxIo, boolean direct, long gdsThresholdBytes) {
         if (gdsThresholdBytes < 0) {
             throw new IllegalArgumentException("gdsThresholdBytes must be >= 0, got " + gdsThresholdBytes);
         }
+        Objects.requireNonNull(hostBudget, "hostBudget");
     }
 }

@@ -34,6 +34,20 @@ public interface EngineProvider {
     Verdict check(Path dataDir, EngineConfig config, boolean requested);
 
     /**
+     * Whether the engine can serve this dataset here (what the loader asks): by default {@link #check(Path,
+     * EngineConfig, boolean)} on its root; an engine whose answer depends on the shards (their total size against
+     * the budget) looks at them. Never throws.
+     *
+     * @param dataset the dataset
+     * @param config the settings the engine would be opened with
+     * @param requested true if the user asked for this path by name
+     * @return yes or no, with one line saying why, as {@link #check(Path, EngineConfig, boolean)}
+     */
+    default Verdict check(Dataset dataset, EngineConfig config, boolean requested) {
+        return check(dataset.root(), config, requested);
+    }
+
+    /**
      * Opens the engine for a dataset this provider said yes to.
      *
      * @param dataset the dataset

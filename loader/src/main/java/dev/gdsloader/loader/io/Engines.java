@@ -3,11 +3,12 @@ package dev.gdsloader.loader.io;
 import java.util.List;
 
 /**
- * The registered engines, in the order {@code AUTO} prefers them: GDS (true GPUDirect), then the bounce path
- * (any GPU), then the host path (no GPU). Registering an engine is adding its provider here. Stateless.
+ * The registered engines, in the order {@code AUTO} prefers them: MAPPED (a GPU with read-only host registration
+ * and a dataset that fits the host budget), GDS (true GPUDirect), then the bounce path (any GPU), then the host path
+ * (no GPU). Registering an engine is adding its provider here. Stateless.
  */
 public final class Engines {
-    private static final List<EngineProvider> ALL = List.of(new GdsEngine.Provider(), new BounceEngine.Provider(),
+    private static final List<EngineProvider> ALL = List.of(new MappedEngine.Provider(), new GdsEngine.Provider(), new BounceEngine.Provider(),
             new HostEngine.Provider());
 
     private Engines() {

@@ -73,6 +73,20 @@ public interface IoEngine extends AutoCloseable {
      */
     long ioNanos();
 
+    /** @return wall nanoseconds the engine's open spent registering shard files (MAPPED); 0 by default */
+    default long registrationNanos() {
+        return 0;
+    }
+
+    /**
+     * Called at each epoch's start, before its first batch: an engine that depends on the shards staying as they were
+     * (MAPPED's registered mappings) checks them here. Does nothing by default.
+     *
+     * @throws IOException naming a shard that changed and how
+     */
+    default void checkEpoch() throws IOException {
+    }
+
     /** Closes the engine's open files, once; call after all I/O has stopped. */
     @Override
     void close();

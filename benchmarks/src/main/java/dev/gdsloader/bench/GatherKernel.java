@@ -1,4 +1,9 @@
-package dev.gdsloader.cuda;
+package dev.gdsloader.bench;
+
+import dev.gdsloader.cuda.CudaException;
+import dev.gdsloader.cuda.CudaModule;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.Nvrtc;
 
 /**
  * The record gather kernel: copies {@code n} records of {@code recordBytes} each, from {@code n} arbitrary

@@ -1,4 +1,10 @@
-package dev.gdsloader.cuda;
+package dev.gdsloader.bench;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.PinnedBuffer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,0 +1,528 @@
+package dev.gdsloader.loader.io;
+
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaModule;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.HostRegistration;
+import dev.gdsloader.cuda.MappedShards;
+import dev.gdsloader.cuda.Nvrtc;
+import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.plan.ColumnPieces;
+import dev.gdsloader.loader.plan.SlotPlan;
+import dev.gdsloader.loader.slot.ComposedSlot;
+import dev.gdsloader.loader.slot.DeviceTarget;
+import dev.gdsloader.loader.slot.SlotAllocation;
+import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.slot.SlotResources;
+import dev.gdsloader.memory.MemoryBudgetException;
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.MemoryUsage;
+import dev.gdsloader.memory.NativeAllocator;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * The MAPPED path, zero copy from the page cache: every shard file is mapped read-only ({@code MAP_SHARED}) and
+ * registered for the GPU (read-only, mapped, portable: {@link MappedShards}, shared by the loaders of the process),
+ * when the engine opens; a batch is then moved by the GPU alone, on the slot's stream: pieces of at least
+ * {@link MappedPlan#COPY_FROM} bytes by one {@code cudaMemcpyAsync} each from the registered address, smaller pieces
+ * (shuffled records) by one gather kernel launch per column that reads them from mapped host memory into their
+ * place in the column view (entries staged through a pinned buffer of the slot and copied to the device first). No
+ * reader thread work, no staging of data, no CPU copy: a batch is one pool task that issues the copies and launches.
+ *
+ * <p>Registering faults every page in (from disk where cold), so opening the engine reads the dataset once, on up
+ * to {@link #REGISTER_THREADS} threads with {@code madvise(WILLNEED)} ahead of each registration; epochs then run at
+ * the link's speed. Each loader charges the files it holds to its allocator ({@link MemoryKind#HOST_REGISTERED},
+ * each file once); a dataset over the host budget is refused before anything is mapped. A registered shard must
+ * not change: {@link #checkEpoch()} compares size, modification time and identity at each epoch start. Java code
+ * never reads a mapping. Thread-safe; {@link #close()} gives the registrations back (the last holder unregisters,
+ * then unmaps).
+ */
+public final class MappedEngine implements IoEngine {
+    /** Most threads registering shards when the engine opens. */
+    static final int REGISTER_THREADS = 4;
+    /** Threads per block of the gather kernel (8 warps; one warp per entry). */
+    public static final int BLOCK = 256;
+    /** Most blocks of one gather launch (the kernel strides over the rest). */
+    public static final int MAX_BLOCKS = 4096;
+
+    /**
+     * The gather kernel: entry {@code p} = {src, dst, length} (device addresses, bytes); one warp per entry,
+     * grid-stride over entries; 16-byte loads and stores where source, destination and length allow (784 = 49 x
+     * 16), also where source and destination are equally misaligned (bytes up to the boundary, 16-byte body, bytes
+     * after), 4-byte words where all three are multiples of 4, single bytes otherwise. CUDA C++ for NVRTC; launch
+     * {@code gather<<<min(MAX_BLOCKS, ceil(n / 8)), BLOCK>>>(entries, n)} with {@code entries} a device array of
+     * {@code 3 n} unsigned 64-bit values (public for benchmarks: a gather ceiling with the same kernel).
+     */
+    public static final String KERNEL = """
+            extern "C" __global__ void gather(const unsigned long long* e, long long n) {
+                const unsigned int lane = threadIdx.x & 31u;
+                const long long warps = ((long long) gridDim.x * blockDim.x) >> 5;
+                for (long long p = ((long long) blockIdx.x * blockDim.x + threadIdx.x) >> 5; p < n; p += warps) {
+                    const unsigned long long src = e[3 * p], dst = e[3 * p + 1], len = e[3 * p + 2];
+                    const unsigned char* s = (const unsigned char*) src;
+                    unsigned char* d = (unsigned char*) dst;
+                    if (((src | dst | len) & 15ull) == 0) {
+                        const uint4* s16 = (const uint4*) s;
+                        uint4* d16 = (uint4*) d;
+                        for (unsigned long long i = lane; i < (len >> 4); i += 32) d16[i] = s16[i];
+                    } else if (((src ^ dst) & 15ull) == 0 && len >= 32) {
+                        const unsigned long long head = (16 - (src & 15ull)) & 15ull;
+                        const unsigned long long body = (len - head) >> 4;
+                        for (unsigned long long i = lane; i < head; i += 32) d[i] = s[i];
+                        const uint4* s16 = (const uint4*) (s + head);
+                        uint4* d16 = (uint4*) (d + head);
+                        for (unsigned long long i = lane; i < body; i += 32) d16[i] = s16[i];
+                        for (unsigned long long i = head + (body << 4) + lane; i < len; i += 32) d[i] = s[i];
+                    } else if (((src | dst | len) & 3ull) == 0) {
+                        const unsigned int* s4 = (const unsigned int*) s;
+                        unsigned int* d4 = (unsigned int*) d;
+                        for (unsigned long long i = lane; i < (len >> 2); i += 32) d4[i] = s4[i];
+                    } else {
+                        for (unsigned long long i = lane; i < len; i += 32) d[i] = s[i];
+                    }
+                }
+            }
+            """;
+
+    /** PTX of {@link #KERNEL} per {@code compute_XY} target: NVRTC runs once per process and architecture. */
+    private static final Map<String, String> PTX = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final Dataset dataset;
+    private final int device;
+    private final MappedShards.Lease[][] leases;
+    private final List<MappedShards.Lease> held = new ArrayList<>();
+    private final List<NativeAllocator.Allocation> charges = new ArrayList<>();
+    private final long registrationNanos;
+    private final AtomicLong ioNanos = new AtomicLong();
+    private CudaModule module; // guarded by this
+    private boolean closed; // guarded by this
+
+    /**
+     * Maps and registers every shard file of {@code dataset} (each file once), charging each to {@code allocator}.
+     *
+     * @param dataset the dataset (no host-decoded shards)
+     * @param allocator the loader's allocator the registrations are charged to
+     * @param registry the registry of mapped shards ({@link MappedShards#process()}; a registry without CUDA in tests)
+     * @param device the GPU the registering threads make current, or -1 for none (a registry without CUDA)
+     * @throws IOException naming the file if one cannot be stat'ed, mapped or registered (nothing is then held)
+     * @throws MemoryBudgetException if the files do not fit the allocator's host budget (nothing is then held)
+     */
+    MappedEngine(Dataset dataset, NativeAllocator allocator, MappedShards registry, int device) throws IOException {
+        this.dataset = dataset;
+        this.device = device;
+        Map<Path, Long> files = files(dataset);
+        try {
+            for (Map.Entry<Path, Long> f : files.entrySet()) {
+                charges.add(allocator.reserve(MemoryKind.HOST_REGISTERED, f.getValue(),
+                        "mapping of " + f.getKey() + " registered for the MAPPED path"));
+            }
+            this.registrationNanos = registerAll(registry, new ArrayList<>(files.keySet()));
+            for (MappedShards.Lease l : held) {
+                long opened = files.get(l.file());
+                if (l.size() != opened) {
+                    throw new IOException(l.file() + ": " + l.size() + " bytes when registered for the MAPPED path, "
+                            + opened + " when the dataset was opened: a shard must not change while it is loaded");
+                }
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+        Map<Path, MappedShards.Lease> byFile = new LinkedHashMap<>();
+        for (MappedShards.Lease l : held) {
+            byFile.put(l.file(), l);
+        }
+        this.leases = new MappedShards.Lease[dataset.columns().size()][];
+        for (int c = 0; c < leases.length; c++) {
+            List<RecordLayout> shards = dataset.columns().get(c).shards();
+            leases[c] = new MappedShards.Lease[shards.size()];
+            for (int s = 0; s < shards.size(); s++) {
+                leases[c][s] = byFile.get(shards.get(s).file().toAbsolutePath().normalize());
+            }
+        }
+    }
+
+    /** @return every distinct shard file (absolute, normalised) with its size, in dataset order */
+    static Map<Path, Long> files(Dataset dataset) {
+        Map<Path, Long> files = new LinkedHashMap<>();
+        for (var col : dataset.columns()) {
+            for (RecordLayout s : col.shards()) {
+                files.putIfAbsent(s.file().toAbsolutePath().normalize(), s.fileSize());
+            }
+        }
+        return files;
+    }
+
+    /** Acquires a lease on every file, on up to {@link #REGISTER_THREADS} threads; @return nanoseconds spent, wall. */
+    private long registerAll(MappedShards registry, List<Path> files) throws IOException {
+        long t0 = System.nanoTime();
+        int threads = Math.min(REGISTER_THREADS, files.size());
+        if (threads <= 1) {
+            for (Path f : files) {
+                held.add(registry.acquire(f));
+            }
+            return System.nanoTime() - t0;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> Thread.ofPlatform().daemon()
+                .name("gdsloader-register").unstarted(() -> {
+                    if (device >= 0) {
+                        CudaDevice.makeCurrent(device);
+                    }
+                    r.run();
+                }));
+        try {
+            List<Future<MappedShards.Lease>> fs = new ArrayList<>();
+            for (Path f : files) {
+                fs.add(pool.submit(() -> registry.acquire(f)));
+            }
+            Throwable first = null;
+            for (Future<MappedShards.Lease> f : fs) {
+                try {
+                    held.add(f.get());
+                } catch (ExecutionException e) {
+                    first = first == null ? e.getCause() : first;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    first = first == null ? new IOException("interrupted while registering shards", e) : first;
+                }
+            }
+            if (first instanceof IOException io) {
+                throw io;
+            }
+            if (first instanceof RuntimeException re) {
+                throw re;
+            }
+            if (first instanceof Error err) {
+                throw err;
+            }
+            if (first != null) {
+                throw new IOException(first);
+            }
+            return System.nanoTime() - t0;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    @Override
+    public String pathTaken() {
+        return "MAPPED";
+    }
+
+    /** @return wall nanoseconds the engine's open spent mapping and registering its shards */
+    @Override
+    public long registrationNanos() {
+        return registrationNanos;
+    }
+
+    /** @return bytes of shard files this engine holds registered (each file once) */
+    public long registeredBytes() {
+        return held.stream().mapToLong(MappedShards.Lease::size).sum();
+    }
+
+    /**
+     * Checks that no registered shard changed since it was registered.
+     *
+     * @throws IOException naming the first changed shard and what changed
+     */
+    @Override
+    public void checkEpoch() throws IOException {
+        for (MappedShards.Lease l : held) {
+            l.checkUnchanged();
+        }
+    }
+
+    @Override
+    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+        CudaModule m = module();
+        long entryBytes = entryBytes(layout);
+        return SlotAllocation.build(a -> {
+            DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
+            PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
+            DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
+            return new MappedSlot(t, staged, entries, m);
+        });
+    }
+
+    /**
+     * Loads the gather kernel once per engine for the current device (PTX for its compute capability, compiled by
+     * NVRTC once per process and architecture).
+     */
+    private synchronized CudaModule module() {
+        if (closed) {
+            throw new IllegalStateException("MAPPED engine is closed");
+        }
+        if (module == null) {
+            CudaDevice d = CudaDevice.get(HostRegistration.currentDevice());
+            String arch = "--gpu-architecture=compute_" + d.computeMajor() + d.computeMinor();
+            module = CudaModule.load(PTX.computeIfAbsent(arch, a -> Nvrtc.compileToPtx(KERNEL, "gather.cu", a)));
+        }
+        return module;
+    }
+
+    private long entryBytes(SlotLayout layout) {
+        return 8L * MappedPlan.ENTRY_LONGS * MappedPlan.entryCapacity(dataset, layout);
+    }
+
+    @Override
+    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
+        if (!(slot instanceof MappedSlot s)) {
+            throw new IllegalArgumentException("slot " + index + " was not made by the MAPPED engine: " + slot);
+        }
+        return new SlotLoad("slot " + index, 1, new Ops(s, layout, newPlan(layout)), ioNanos);
+    }
+
+    /**
+     * @param layout the slot layout
+     * @return a plan sized for any batch of that layout
+     */
+    MappedPlan newPlan(SlotLayout layout) {
+        int columns = dataset.columns().size();
+        return new MappedPlan(columns, MappedPlan.copyCapacity(layout, columns), MappedPlan.entryCapacity(dataset, layout));
+    }
+
+    /** @return the addresses of the mapped shards, for planning */
+    MappedPlan.Shards shards() {
+        return new MappedPlan.Shards() {
+            @Override
+            public long host(int column, int shard, long fileOffset) {
+                return leases[column][shard].hostAddress(fileOffset);
+            }
+
+            @Override
+            public long device(int column, int shard, long fileOffset) {
+                return leases[column][shard].deviceAddress(fileOffset);
+            }
+        };
+    }
+
+    @Override
+    public int maxOps(SlotLayout layout, int[] maxPieces) {
+        return 1; // the issue of a whole batch is one task
+    }
+
+    @Override
+    public long viewOffset(SlotLayout layout, ColumnPieces column) {
+        return layout.targetOffsets()[column.column()];
+    }
+
+    @Override
+    public long hostBytesPerSlot(SlotLayout layout) {
+        return entryBytes(layout); // the pinned gather entries; the registered shards are charged once, at open
+    }
+
+    @Override
+    public long ioNanos() {
+        return ioNanos.get();
+    }
+
+    /** Unloads the kernel and gives every registration and its charge back, once; call after all I/O has stopped. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        if (module != null) {
+            try {
+                module.close();
+            } catch (RuntimeException e) {
+                first = e;
+            }
+        }
+        for (MappedShards.Lease l : held) {
+            try {
+                l.close();
+            } catch (RuntimeException e) {
+                first = first == null ? e : first;
+            }
+        }
+        held.clear();
+        charges.forEach(NativeAllocator.Allocation::release);
+        charges.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** One entry's batches: plan on the reader thread, one pool task issues copies, entry upload and launches. */
+    private final class Ops implements SlotLoad.Work {
+        private final MappedSlot slot;
+        private final SlotLayout layout;
+        private final MappedPlan plan;
+        private final long[] viewOffsets;
+        private final MappedPlan.Shards shards = shards();
+        private long bytes;
+
+        Ops(MappedSlot slot, SlotLayout layout, MappedPlan plan) {
+            this.slot = slot;
+            this.layout = layout;
+            this.plan = plan;
+            this.viewOffsets = layout.targetOffsets().clone();
+        }
+
+        @Override
+        public void plan(SlotPlan batch, SlotLoad load) {
+            plan.plan(batch, layout, viewOffsets, slot.target.device().address(), shards);
+            bytes = batch.bytes();
+            load.add(bytes);
+        }
+
+        @Override
+        public long run(int from, int to) {
+            DeviceTarget t = slot.target;
+            for (int i = 0; i < plan.copies(); i++) {
+                t.stream().copyFromHostAddress(t.device(), plan.copyTarget(i), plan.copySource(i), plan.copyBytes(i));
+            }
+            int n = plan.entryCount();
+            if (n > 0) {
+                long entryBytes = 8L * MappedPlan.ENTRY_LONGS * n;
+                MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, MappedPlan.ENTRY_LONGS * n);
+                t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, entryBytes);
+                for (int c = 0; c < dataset.columns().size(); c++) {
+                    int count = plan.columnCount(c);
+                    if (count > 0) {
+                        int blocks = Math.min(MAX_BLOCKS, (count + (BLOCK / 32) - 1) / (BLOCK / 32));
+                        slot.module.launch("gather", blocks, BLOCK, t.stream(),
+                                slot.entries.address() + 8L * MappedPlan.ENTRY_LONGS * plan.columnFirst(c), count);
+                    }
+                }
+            }
+            return bytes;
+        }
+
+        @Override
+        public void finish() {
+            slot.target.ready().record(slot.target.stream());
+        }
+    }
+
+    /**
+     * A MAPPED slot: device memory with stream and events, and the pinned and device buffers of a batch's gather
+     * entries. Freed once by {@link #close()}.
+     */
+    static final class MappedSlot implements ComposedSlot {
+        private final DeviceTarget target;
+        private final PinnedBuffer staged;
+        private final DeviceBuffer entries;
+        private final CudaModule module;
+        private final SlotResources resources;
+
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaModule module) {
+            this.target = target;
+            this.staged = staged;
+            this.entries = entries;
+            this.module = module;
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged);
+        }
+
+        @Override
+        public SlotMemory target() {
+            return target;
+        }
+
+        @Override
+        public void close() {
+            resources.close();
+        }
+    }
+
+    /**
+     * Why a dataset does not fit the budget, if it does not.
+     *
+     * @param files the distinct shard files and their sizes
+     * @param budget the allocator the registrations would be charged to
+     * @return empty if they fit; else one line naming the dataset's bytes and the budget
+     */
+    static Optional<String> overBudget(Map<Path, Long> files, NativeAllocator budget) {
+        long total = files.values().stream().mapToLong(Long::longValue).sum();
+        try {
+            budget.checkAvailable(MemoryKind.HOST_REGISTERED, total, "the " + files.size() + " shard file(s) to register");
+            return Optional.empty();
+        } catch (MemoryBudgetException e) {
+            return Optional.of("the dataset's " + files.size() + " shard file(s) (" + total + " bytes, "
+                    + MemoryUsage.size(total) + ") do not fit the host budget of '" + e.allocator() + "' (" + e.limit()
+                    + " bytes, " + MemoryUsage.size(e.limit()) + "); use a larger budget or the BOUNCE path. "
+                    + e.getMessage());
+        }
+    }
+
+    /**
+     * Serves {@code MAPPED}: a GPU that supports read-only host registration, a dataset whose shard files fit the
+     * loader's host budget, and no host-decoded shards. Under AUTO it comes first.
+     */
+    static final class Provider implements EngineProvider {
+        @Override
+        public String path() {
+            return "MAPPED";
+        }
+
+        @Override
+        public Optional<String> refusesHostDecoded() {
+            return Optional.of("the GPU reads a mapped shard's bytes as stored");
+        }
+
+        /** Before any shard is opened ({@code doctor}): the regular files directly in {@code dataDir} count as the shards. */
+        @Override
+        public Verdict check(Path dataDir, EngineConfig config, boolean requested) {
+            Map<Path, Long> files = new LinkedHashMap<>();
+            try (Stream<Path> s = Files.isDirectory(dataDir) ? Files.list(dataDir) : Stream.of(dataDir)) {
+                for (Path p : (Iterable<Path>) s::iterator) {
+                    if (Files.isRegularFile(p)) {
+                        files.put(p, Files.size(p));
+                    }
+                }
+            } catch (IOException e) {
+                return Verdict.no("MAPPED: cannot list " + dataDir + ": " + e.getMessage());
+            }
+            return check(files, config, requested);
+        }
+
+        @Override
+        public Verdict check(Dataset dataset, EngineConfig config, boolean requested) {
+            return check(files(dataset), config, requested);
+        }
+
+        private static Verdict check(Map<Path, Long> files, EngineConfig config, boolean requested) {
+            if (!Cuda.availability().available()) {
+                return Verdict.no((requested ? "MAPPED path needs a GPU: " : "no GPU path: ") + Cuda.availability().reason());
+            }
+            HostRegistration.Support s = HostRegistration.support(HostRegistration.currentDevice());
+            if (!s.readOnlyRegistration()) {
+                return Verdict.no((requested ? "MAPPED path unavailable: " : "MAPPED declined: ") + s.reason());
+            }
+            Optional<String> over = overBudget(files, config.hostBudget());
+            if (over.isPresent()) {
+                return Verdict.no((requested ? "MAPPED path refused: " : "MAPPED declined: ") + over.get());
+            }
+            long total = files.values().stream().mapToLong(Long::longValue).sum();
+            return Verdict.yes((requested ? "" : "the dataset (") + (requested ? "" : MemoryUsage.size(total)
+                    + ") fits the host budget and " + s.reason() + ": shards registered, read by the GPU from the page cache"));
+        }
+
+        @Override
+        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
+            return new MappedEngine(dataset, config.hostBudget(), MappedShards.process(), HostRegistration.currentDevice());
+        }
+    }
+}
