@@ -111,7 +111,7 @@ class BadInputTest {
     }
 
     @Test
-    void anEmptyDatasetIsRefusedByLatencyAndSweepWithAClearMessage() throws Exception {
+    void anEmptyDatasetIsRefusedByLatencySweepAndRandomWithAClearMessage() throws Exception {
         Path data = npyDataset("empty", 0);
         String expected = data + ": the dataset holds no records (its columns [x] have 0 records each): nothing to measure";
         CommandRun latency = within(() -> CommandRun.execute(new LatencyCommand(), data.toString(), "--path", "HOST"));
@@ -122,5 +122,10 @@ class BadInputTest {
                 "--values", "2", "--paths", "HOST", "--out", out.toString()));
         assertEquals(2, sweep.exitCode(), sweep.toString());
         assertTrue(sweep.err().contains(expected), sweep.toString());
+        CommandRun random = within(() -> CommandRun.execute(new RandomCommand(), data.toString(), "--paths", "HOST",
+                "--no-ceiling"));
+        assertEquals(2, random.exitCode(), random.toString());
+        assertTrue(random.err().contains(expected), random.toString());
+        assertTrue(random.out().lines().noneMatch(l -> l.contains("NaN")), "no rows of NaN: " + random);
     }
 }
