@@ -79,6 +79,21 @@ class BadInputTest {
     }
 
     @Test
+    void aShardThatIsASymbolicLinkLoopIsNamedALoopByChecksumBenchAndInspect() throws Exception {
+        Path data = npyDataset("looped", 12);
+        Path loop = Files.createSymbolicLink(data.resolve("y-00000.npy"), Path.of("y-00000.npy"));
+        String expected = loop + ": not a regular file (a symbolic link loop): shards must be regular files";
+        for (var run : List.<Supplier<CommandRun>>of(
+                () -> CommandRun.execute(new ChecksumCommand(), data.toString(), "--path", "HOST"),
+                () -> CommandRun.execute(new BenchCommand(), data.toString(), "--paths", "HOST", "--threads", "2"),
+                () -> CommandRun.execute(new InspectCommand(), loop.toString()))) {
+            CommandRun r = within(run);
+            assertEquals(2, r.exitCode(), r.toString());
+            assertTrue(r.err().contains(expected), r.toString());
+        }
+    }
+
+    @Test
     void plotRefusesAFifoInsteadOfHanging() throws Exception {
         Path report = fifo(dir.resolve("reports").resolve("bench.json"));
         CommandRun r = within(() -> CommandRun.execute(new PlotCommand(), report.toString()));
