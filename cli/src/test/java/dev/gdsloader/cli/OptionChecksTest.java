@@ -196,10 +196,16 @@ class OptionChecksTest {
 
     @Test
     void plotNamesABadJsonFileInOneLine() throws IOException {
-        Path bad = Files.writeString(dir.resolve("bad.json"), "{bad");
-        assertOneLineError(CommandRun.execute(new PlotCommand(), bad.toString()), "gdsloader plot", bad + ": not valid JSON");
+        Path bad = Files.writeString(dir.resolve("bad.json"), "{\"reports\": {bad");
+        CommandRun r = CommandRun.execute(new PlotCommand(), bad.toString());
+        assertOneLineError(r, "gdsloader plot", bad + ": at byte offset 13: malformed JSON (line 1, column 14): ");
+        assertFalse(r.err().contains("Source:") || r.err().contains("REDACTED"), "no Jackson source description: " + r);
         Path empty = Files.writeString(dir.resolve("empty.json"), "{}");
-        assertOneLineError(CommandRun.execute(new PlotCommand(), empty.toString()), "gdsloader plot", empty + ": not a report");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), empty.toString()), "gdsloader plot", empty
+                + ": at byte offset 0: expected a report written by bench --out or sweep with a \"reports\" key, found keys []");
+        Path noRows = Files.writeString(dir.resolve("norows.json"), "{\"command\": \"bench\", \"reports\": {\"bench\": {\"ceilingGbps\": 1}}}");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), noRows.toString()), "gdsloader plot", noRows
+                + ": at byte offset 32: expected report 'bench' with a \"rows\" key");
     }
 
     // 5: verify compares dtype and record shape; plurals
