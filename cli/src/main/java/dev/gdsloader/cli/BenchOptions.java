@@ -54,11 +54,17 @@ final class BenchOptions {
 
     /**
      * Refuses {@code --paths GDS} or {@code BOUNCE} up front where there is no GPU, rather than after the CRC and
-     * ceiling phases.
+     * ceiling phases, and a path named twice (it would be measured twice).
      *
      * @throws IllegalArgumentException naming the option and the reason
      */
     void requireGpuForPaths() {
+        java.util.Set<ReadPath> seen = java.util.EnumSet.noneOf(ReadPath.class);
+        for (ReadPath p : paths) {
+            if (!seen.add(p)) {
+                throw new IllegalArgumentException("--paths names " + p + " twice: give each path once");
+            }
+        }
         for (ReadPath p : paths) {
             if (needsGpu(p) && !dev.gdsloader.cuda.Cuda.availability().available()) {
                 throw new IllegalArgumentException("--paths " + p + " needs a GPU: CUDA is not available: "

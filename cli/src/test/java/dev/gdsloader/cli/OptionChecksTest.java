@@ -256,4 +256,47 @@ class OptionChecksTest {
         String inspect = CommandRun.execute(new InspectCommand(), "--help").out();
         assertTrue(inspect.contains(".arrows") && inspect.contains(".npz"), inspect);
     }
+
+    // a new user's small ones
+
+    @Test
+    void aPathNamedTwiceIsRefusedByBenchAndRandomBeforeAnyWork() {
+        Path d = dataset("twice");
+        for (Object command : List.of(new BenchCommand(), new RandomCommand())) {
+            CommandRun r = CommandRun.execute(command, "--paths", "HOST,HOST", d.toString());
+            assertOneLineError(r, "gdsloader " + (command instanceof BenchCommand ? "bench" : "random"),
+                    "--paths names HOST twice: give each path once");
+            assertEquals("", r.out(), r.toString());
+        }
+    }
+
+    @Test
+    void latencyEpochsAreCappedLikeRounds() {
+        Path d = dataset("epochs");
+        assertOneLineError(CommandRun.execute(new LatencyCommand(), "--epochs", "1001", d.toString()), "gdsloader latency",
+                "--epochs must be 1..1000, got 1001");
+    }
+
+    @Test
+    void generateRefusesAlignForRawAsForSafetensorsAndArrow() {
+        CommandRun r = CommandRun.execute(new GenerateCommand(), "--out", dir.resolve("raw").toString(), "--size", "64KiB",
+                "--record-bytes", "4096", "--shards", "1", "--format", "raw", "--align", "4096");
+        assertOneLineError(r, "gdsloader generate", "--align is not honoured by --format raw");
+        assertFalse(Files.exists(dir.resolve("raw").resolve("data-00000.bin")), r.toString());
+    }
+
+    @Test
+    void inspectGoesOnPastABadFileReportsEachAndExitsTwoAtTheEnd() throws IOException {
+        Path d = dataset("insp");
+        Path good = d.resolve("data-00000.npy");
+        Path bad = Files.writeString(dir.resolve("bad.npy"), "not npy");
+        Path missing = dir.resolve("missing.npy");
+        CommandRun r = CommandRun.execute(new InspectCommand(), bad.toString(), good.toString(), missing.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertTrue(r.out().contains(good + "\n") && r.out().contains("records"), "the good file is inspected: " + r);
+        List<String> errors = r.err().lines().toList();
+        assertEquals(2, errors.size(), r.toString());
+        assertTrue(errors.get(0).startsWith("gdsloader inspect: " + bad + ": "), r.toString());
+        assertTrue(errors.get(1).startsWith("gdsloader inspect: " + missing + ": no such file"), r.toString());
+    }
 }
