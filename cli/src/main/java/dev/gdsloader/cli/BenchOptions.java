@@ -14,6 +14,10 @@ import picocli.CommandLine.Option;
  * {@link BenchConfig} they make: the loader flags become one {@link LoaderOptions}, checked there.
  */
 final class BenchOptions {
+    /** --threads and --depth as the loader options check them (the usage message for a value past int names it). */
+    static final Checks.Range THREADS = new Checks.Range("--threads", 1, LoaderOptions.MAX_IO_THREADS);
+    static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
+
     @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();
 

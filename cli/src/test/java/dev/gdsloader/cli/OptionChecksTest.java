@@ -299,4 +299,20 @@ class OptionChecksTest {
         assertTrue(errors.get(0).startsWith("gdsloader inspect: " + bad + ": "), r.toString());
         assertTrue(errors.get(1).startsWith("gdsloader inspect: " + missing + ": no such file"), r.toString());
     }
+
+    @Test
+    void aNumberPastTheOptionsTypeNamesTheOptionsRealRange() {
+        Path d = dataset("range");
+        CommandRun bench = CommandRun.execute(GdsLoaderMain.class, "bench", "--threads", "99999999999", d.toString());
+        assertEquals(2, bench.exitCode(), bench.toString());
+        assertTrue(bench.err().startsWith("gdsloader bench: --threads: '99999999999' is out of range: must be 1..256\n"),
+                bench.toString());
+        CommandRun random = CommandRun.execute(GdsLoaderMain.class, "random", "--rounds", "x", d.toString());
+        assertTrue(random.err().startsWith("gdsloader random: --rounds: 'x' is not a whole number in 1..1000\n"), random.toString());
+        CommandRun latency = CommandRun.execute(GdsLoaderMain.class, "latency", "--batch-size", "-99999999999", d.toString());
+        assertTrue(latency.err().startsWith("gdsloader latency: --batch-size: '-99999999999' is out of range: must be 1..2147483647\n"),
+                latency.toString());
+        CommandRun depth = CommandRun.execute(GdsLoaderMain.class, "sweep", "--depth", "99999999999", d.toString());
+        assertTrue(depth.err().contains("--depth: '99999999999' is out of range: must be 1..64"), depth.toString());
+    }
 }
