@@ -145,7 +145,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             checkBudget(engine.hostBytesPerSlot(layout), PathTaken.valueOf(engine.pathTaken()).onDevice()
                     ? layout.targetBytes() : 0, options.prefetchDepth(), PathTaken.valueOf(engine.pathTaken()));
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
-        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+        } catch (IOException | RuntimeException | Error e) {
             close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
         }
