@@ -58,6 +58,21 @@ public final class BenchRunner {
     }
 
     /**
+     * @param data the dataset's path, for the message
+     * @param dataset the opened dataset
+     * @return its record count, &gt; 0
+     * @throws IOException naming the dataset and its columns if it holds no records: nothing to measure
+     */
+    static long requireRecords(Path data, Dataset dataset) throws IOException {
+        long records = dataset.recordCount();
+        if (records == 0) {
+            throw new IOException(data + ": the dataset holds no records (its columns " + dataset.columns().stream()
+                    .map(Column::name).toList() + " have 0 records each): nothing to measure");
+        }
+        return records;
+    }
+
+    /**
      * Records per batch for a run over {@code dataset}: the {@code requested} number, at least 1 and at most all of the
      * dataset's records (a batch never holds more records than there are), so that reports never claim a batch larger
      * than the data.
@@ -70,11 +85,7 @@ public final class BenchRunner {
      * @throws IOException if the dataset holds no records (nothing to measure)
      */
     static int recordsPerBatch(Path data, Dataset dataset, long requested, List<String> notes) throws IOException {
-        long records = dataset.recordCount();
-        if (records == 0) {
-            throw new IOException(data + ": the dataset holds no records (its columns " + dataset.columns().stream()
-                    .map(Column::name).toList() + " have 0 records each): nothing to measure");
-        }
+        long records = requireRecords(data, dataset);
         long capped = Math.max(1, Math.min(Math.min(requested, records), Integer.MAX_VALUE));
         if (capped < requested && notes != null) {
             notes.add("note: a batch of " + requested + " records is more than the dataset's " + records

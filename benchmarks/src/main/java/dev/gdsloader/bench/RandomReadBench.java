@@ -116,6 +116,7 @@ public final class RandomReadBench {
      * @return the rows: the ceiling first when measured, the gather ceiling next when measured, then one per path in
      *     {@link Config#paths()} order
      * @throws IllegalArgumentException if the dataset has more or fewer than one column
+     * @throws java.io.IOException naming the dataset if it holds no records (nothing to measure), before any row
      * @throws Exception if reading fails
      */
     public static List<Row> run(Config c, boolean json, PrintStream out) throws Exception {
@@ -125,6 +126,7 @@ public final class RandomReadBench {
                     + ds.columns().stream().map(Column::name).toList());
         }
         Column col = ds.columns().get(0);
+        BenchRunner.requireRecords(c.data(), ds); // 0 records would print rows of NaN
         int batchSize = c.batchRecords();
         if (batchSize > col.recordCount()) { // a batch past the dataset would size slots and queues for records that do not exist
             out.printf(Locale.ROOT, "note: a batch of %d records is more than the dataset's %d records; one batch holds all of them%n",

@@ -1,9 +1,11 @@
 package dev.gdsloader.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import dev.gdsloader.formats.json.JsonDocument;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -129,23 +131,55 @@ public final class ReportWriter {
      * @return the PNG written
      * @throws IOException if the JSON cannot be read (or is not a regular file: a FIFO would block the read forever)
      *     or the PNG written
+     * @throws dev.gdsloader.formats.FormatException if it is not such a report, in one line naming the file, the byte
+     *     offset and (for malformed JSON) line and column, or the missing field's name
      */
     public static Path plot(Path json) throws IOException {
         dev.gdsloader.formats.ShardFiles.requireRegularFile(json, "a report"); // a FIFO would block the read forever
-        com.fasterxml.jackson.databind.JsonNode root = JSON.readTree(json.toFile());
+        String what = "a report written by bench --out or sweep";
+        JsonDocument doc = JsonDocument.parse(Files.readAllBytes(json), json, 0, what + " (a JSON object)");
+        JsonDocument.Member all = doc.require("reports", what);
+        JsonDocument.checkKeys(all.value(), allKeys(all.value()), java.util.Set.of(), "\"reports\"", json, all.offset());
         Map<String, BenchReport> reports = new LinkedHashMap<>();
-        var fields = root.get("reports").properties();
-        for (var e : fields) {
-            reports.put(e.getKey(), JSON.treeToValue(e.getValue(), BenchReport.class));
+        for (var e : all.value().properties()) {
+            JsonNode r = e.getValue();
+            String name = "report '" + JsonDocument.quote(e.getKey()) + "'";
+            JsonDocument.checkKeys(r, allKeys(r), java.util.Set.of("ceilingGbps", "rows"), name, json, all.offset());
+            try {
+                BenchReport report = JSON.treeToValue(r, BenchReport.class);
+                for (BenchRow row : report.rows()) {
+                    if (row == null || row.requested() == null || row.taken() == null) {
+                        throw new dev.gdsloader.formats.FormatException(json, all.offset(), "rows of " + name
+                                + " with \"requested\" and \"taken\" paths", JSON.writeValueAsString(row));
+                    }
+                }
+                reports.put(e.getKey(), report);
+            } catch (com.fasterxml.jackson.core.JacksonException x) {
+                throw new dev.gdsloader.formats.FormatException(json, all.offset(), name + ": "
+                        + x.getOriginalMessage().lines().findFirst().orElse(""), x);
+            }
         }
-        String xLabel = root.path("swept").asText("setting");
+        String xLabel = text(doc, "swept", "setting");
         String file = json.getFileName().toString().replaceFirst("\\.json$", "");
         Path png = json.resolveSibling(file + ".png");
-        String title = reports.size() == 1 ? "GB/s by path (" + root.path("command").asText() + ")" : "GB/s against " + xLabel;
+        String title = reports.size() == 1 ? "GB/s by path (" + text(doc, "command", "") + ")" : "GB/s against " + xLabel;
         if (!plot(title, xLabel, reports, png)) {
             throw new IOException("this Java runtime has no java.desktop module (AWT), which the plotting library needs");
         }
         return png;
+    }
+
+    /** @return the text of a top-level member, or {@code absent} */
+    private static String text(JsonDocument doc, String key, String absent) {
+        JsonDocument.Member m = doc.members().get(key);
+        return m == null ? absent : m.value().asText(absent);
+    }
+
+    /** @return the keys of an object node (any key allowed), or none if it is not an object */
+    private static java.util.Set<String> allKeys(JsonNode node) {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        node.properties().forEach(e -> keys.add(e.getKey()));
+        return keys;
     }
 
     /** @return false where the runtime has no AWT (a jlinked runtime without java.desktop) */

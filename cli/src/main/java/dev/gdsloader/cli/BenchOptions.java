@@ -14,6 +14,10 @@ import picocli.CommandLine.Option;
  * {@link BenchConfig} they make: the loader flags become one {@link LoaderOptions}, checked there.
  */
 final class BenchOptions {
+    /** --threads and --depth as the loader options check them (the usage message for a value past int names it). */
+    static final Checks.Range THREADS = new Checks.Range("--threads", 1, LoaderOptions.MAX_IO_THREADS);
+    static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
+
     @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();
 
@@ -54,11 +58,17 @@ final class BenchOptions {
 
     /**
      * Refuses {@code --paths GDS} or {@code BOUNCE} up front where there is no GPU, rather than after the CRC and
-     * ceiling phases.
+     * ceiling phases, and a path named twice (it would be measured twice).
      *
      * @throws IllegalArgumentException naming the option and the reason
      */
     void requireGpuForPaths() {
+        java.util.Set<ReadPath> seen = java.util.EnumSet.noneOf(ReadPath.class);
+        for (ReadPath p : paths) {
+            if (!seen.add(p)) {
+                throw new IllegalArgumentException("--paths names " + p + " twice: give each path once");
+            }
+        }
         for (ReadPath p : paths) {
             if (needsGpu(p) && !dev.gdsloader.cuda.Cuda.availability().available()) {
                 throw new IllegalArgumentException("--paths " + p + " needs a GPU: CUDA is not available: "

@@ -37,6 +37,67 @@ final class Checks {
         }
     }
 
+    /** Records per batch, as every command taking {@code --batch-size} allows it. */
+    static final Range BATCH_SIZE = new Range("--batch-size", 1, Integer.MAX_VALUE);
+
+    /**
+     * The whole numbers an option allows, declared once as a static field of the command (or of a mixin it holds, or
+     * here for options many commands share) so that the command's own check and the usage message for a value that
+     * does not even fit the option's Java type ({@code --threads 99999999999}) name the same range.
+     *
+     * @param option the option's name, e.g. {@code --threads}
+     * @param min smallest allowed
+     * @param max largest allowed ({@link Long#MAX_VALUE}: no upper bound)
+     */
+    record Range(String option, long min, long max) {
+        /**
+         * @param value the value given
+         * @throws IllegalArgumentException {@code <option> must be <min>..<max>, got <value>} if outside
+         */
+        void check(long value) {
+            range(option, value, min, max);
+        }
+
+        /** @return {@code min..max}, or {@code >= min} without an upper bound */
+        String text() {
+            return max == Long.MAX_VALUE ? ">= " + min : min + ".." + max;
+        }
+
+        /**
+         * @param command a picocli command object
+         * @param option an option's name
+         * @return the range declared for that option by the command's class, the classes of its fields (mixins), or
+         *     {@link Checks}; empty if none is
+         */
+        static java.util.Optional<Range> declared(Object command, String option) {
+            java.util.List<Class<?>> classes = new java.util.ArrayList<>();
+            if (command != null) {
+                classes.add(command.getClass());
+                for (java.lang.reflect.Field f : command.getClass().getDeclaredFields()) {
+                    if (f.getType().getPackageName().equals(Checks.class.getPackageName())) {
+                        classes.add(f.getType());
+                    }
+                }
+            }
+            classes.add(Checks.class);
+            for (Class<?> c : classes) {
+                for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                    if (f.getType() == Range.class && java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                        try {
+                            f.setAccessible(true);
+                            if (f.get(null) instanceof Range r && r.option().equals(option)) {
+                                return java.util.Optional.of(r);
+                            }
+                        } catch (ReflectiveOperationException | RuntimeException e) {
+                            // not readable: no declared range from this field
+                        }
+                    }
+                }
+            }
+            return java.util.Optional.empty();
+        }
+    }
+
     /**
      * @param option the option's name, e.g. {@code --threads}
      * @param value its value

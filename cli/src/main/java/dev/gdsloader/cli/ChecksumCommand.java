@@ -33,7 +33,7 @@ final class ChecksumCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.BATCH_SIZE.check(batchSize);
         try (GdsLoader loader = GdsLoader.builder(data).batchSize(batchSize).path(path).build()) {
             List<Column> cols = loader.dataset().columns();
             long max = cols.stream().mapToLong(c -> c.recordBytes() * batchSize).max().orElse(1);

@@ -114,7 +114,12 @@ public final class GdsLoaderMain {
             what = "'" + em.group(2) + "' is not one of " + em.group(1) + " (upper case)";
         }
         java.util.regex.Matcher nm = NOT_A.matcher(what);
-        if (nm.matches()) {
+        java.util.Optional<Checks.Range> declared = option == null ? java.util.Optional.empty()
+                : Checks.Range.declared(ex.getCommandLine() == null ? null : ex.getCommandLine().getCommand(), option);
+        if (nm.matches() && declared.isPresent()) { // the option's own range, not its Java type's
+            what = "'" + nm.group(1) + "' is " + (nm.group(1).strip().matches("[+-]?\\d+") ? "out of range: must be "
+                    : "not a whole number in ") + declared.get().text();
+        } else if (nm.matches()) {
             String range = switch (nm.group(2)) {
                 case "long" -> Long.MIN_VALUE + ".." + Long.MAX_VALUE;
                 case "short" -> Short.MIN_VALUE + ".." + Short.MAX_VALUE;

@@ -35,7 +35,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--align", defaultValue = "64", converter = ByteSize.class,
             description = "npy only: the header is padded so each shard's data starts at a multiple of this many bytes, "
                     + "a multiple of 64 in 64..64KiB (4096 puts 4 KiB records on storage blocks; default: ${DEFAULT-VALUE}). "
-                    + "raw data always starts at byte 0; refused for safetensors and arrow, which do not honour it")
+                    + "refused for raw (its data always starts at byte 0), safetensors and arrow (their writers place the data)")
     long align;
 
     @Option(names = "--format", defaultValue = "npy", converter = FormatConverter.class,
@@ -72,10 +72,10 @@ final class GenerateCommand implements Callable<Integer> {
                     + recordBytes + ": every shard needs at least one record");
         }
         boolean alignGiven = spec != null && spec.commandLine().getParseResult().hasMatchedOption("--align");
-        if (alignGiven && (format == dev.gdsloader.formats.manifest.ShardFormat.SAFETENSORS
-                || format == dev.gdsloader.formats.manifest.ShardFormat.ARROW)) {
+        if (alignGiven && format != dev.gdsloader.formats.manifest.ShardFormat.NPY) {
             throw new IllegalArgumentException("--align is not honoured by --format " + format.jsonName()
-                    + " (its writer places the data itself); use --format npy, or raw whose data starts at byte 0");
+                    + (format == dev.gdsloader.formats.manifest.ShardFormat.RAW ? " (its data always starts at byte 0)"
+                    : " (its writer places the data itself)") + "; --align is for --format npy");
         }
         if (align < 64 || align > 65536 || align % 64 != 0) {
             throw new IllegalArgumentException("--align must be a multiple of 64 in 64..65536, got " + align);

@@ -19,12 +19,23 @@ final class InspectCommand implements Callable<Integer> {
             description = "shard files: .npy, .npz, .bin (with its .bin.json sidecar), .safetensors, .arrow or .arrows (Arrow IPC)")
     List<Path> files;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
-        for (Path f : files) {
+        int status = 0;
+        for (Path f : files) { // a bad file is reported and the next one inspected; exit 2 at the end
             System.out.println(f);
-            ShardFormats.require(f).inspect(f, System.out);
+            try {
+                ShardFormats.require(f).inspect(f, System.out);
+            } catch (java.io.IOException | RuntimeException e) {
+                System.out.flush();
+                spec.commandLine().getErr().println(GdsLoaderMain.prefix(spec.commandLine()) + ": " + GdsLoaderMain.message(e));
+                spec.commandLine().getErr().flush();
+                status = 2;
+            }
         }
-        return 0;
+        return status;
     }
 }

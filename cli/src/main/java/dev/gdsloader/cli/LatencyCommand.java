@@ -25,16 +25,18 @@ final class LatencyCommand implements Callable<Integer> {
     @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
     int batchSize;
 
-    @Option(names = "--epochs", defaultValue = "3", description = "epochs measured for allocation (default: ${DEFAULT-VALUE})")
+    @Option(names = "--epochs", defaultValue = "3", description = "epochs measured for allocation, 1..1000 (default: ${DEFAULT-VALUE})")
     int epochs;
+
+    private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
 
     @Option(names = "--no-direct", description = "buffered reads, served from the page cache, instead of O_DIRECT")
     boolean noDirect;
 
     @Override
     public Integer call() throws Exception {
-        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
-        Checks.range("--epochs", epochs, 1, Integer.MAX_VALUE);
+        Checks.BATCH_SIZE.check(batchSize);
+        EPOCHS.check(epochs);
         LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withPath(path).withDirectIo(!noDirect);
         LatencyBench.run(data, options, epochs, System.out);
         return 0;

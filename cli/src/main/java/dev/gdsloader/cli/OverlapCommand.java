@@ -39,7 +39,7 @@ final class OverlapCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.BATCH_SIZE.check(batchSize);
         LoaderOptions options = Checks.loaderOption("--depth", depth,
                 LoaderOptions.defaults().withBatchSize(batchSize).withPath(path).withDirectIo(!noDirect)::withPrefetchDepth);
         for (double x : factors) {

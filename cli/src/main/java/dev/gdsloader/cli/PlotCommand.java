@@ -22,14 +22,11 @@ final class PlotCommand implements Callable<Integer> {
             Path png;
             try {
                 png = ReportWriter.plot(r);
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw new java.io.IOException(r + ": not valid JSON: " + e.getOriginalMessage().lines().findFirst().orElse(""), e);
             } catch (java.io.FileNotFoundException e) {
                 throw new java.io.IOException(r + ": cannot be read: " + e.getMessage().lines().findFirst().orElse(""), e);
             } catch (RuntimeException e) {
                 throw new java.io.IOException(r + ": not a report written by bench --out or sweep ("
-                        + (e instanceof NullPointerException ? "a field it needs is missing"
-                        : GdsLoaderMain.message(e).lines().findFirst().orElse("")) + ")", e);
+                        + GdsLoaderMain.message(e).lines().findFirst().orElse("") + ")", e);
             }
             System.out.println("wrote " + png);
         }

@@ -61,10 +61,13 @@ final class RandomCommand implements Callable<Integer> {
     @Option(names = "--json", description = "also print each row as one JSON line (lines starting with '{')")
     boolean json;
 
+    private static final Checks.Range THREADS = new Checks.Range("--threads", 1, 256);
+    private static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, 1000);
+
     @Override
     public Integer call() throws Exception {
-        Checks.range("--threads", threads, 1, 256); // before the table header and the ceiling phase
-        Checks.range("--rounds", rounds, 1, 1000);
+        THREADS.check(threads); // before the table header and the ceiling phase
+        ROUNDS.check(rounds);
         if (hot && dropCaches) {
             throw new IllegalArgumentException("--hot and --drop-caches both given: --hot warms the page cache, --drop-caches empties it");
         }
@@ -72,7 +75,7 @@ final class RandomCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--batch-size and --batch-bytes both given: use one");
         }
         if (batchSize != null) {
-            Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+            Checks.BATCH_SIZE.check(batchSize);
         }
         if (batchBytes != null) {
             Checks.range("--batch-bytes", batchBytes, 1, Long.MAX_VALUE);

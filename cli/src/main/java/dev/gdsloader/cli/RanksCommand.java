@@ -22,6 +22,8 @@ final class RanksCommand implements Callable<Integer> {
     @Option(names = "--world", description = "ranks (default: every GPU, at least 2; ranks share GPUs when there are fewer)")
     Integer world;
 
+    private static final Checks.Range WORLD = new Checks.Range("--world", 1, 1024);
+
     @Option(names = "--path", defaultValue = "BOUNCE", description = "read path: GDS, BOUNCE or AUTO, each onto its rank's GPU (default: ${DEFAULT-VALUE})")
     ReadPath path;
 
@@ -30,13 +32,13 @@ final class RanksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Checks.range("--batch-size", batchSize, 1, Integer.MAX_VALUE);
+        Checks.BATCH_SIZE.check(batchSize);
         if (path == ReadPath.HOST) { // ranks exist to place rank r on GPU r; HOST would run them all on no GPU
             throw new IllegalArgumentException("--path HOST: ranks places rank r on GPU r; use GDS, BOUNCE or AUTO "
                     + "(for host-memory loading without a GPU use bench --paths HOST)");
         }
         if (world != null) {
-            Checks.range("--world", world, 1, 1024);
+            WORLD.check(world);
         }
         int w = world != null ? world : Math.max(2, CudaDevice.count());
         return RanksBench.run(data, w, path, batchSize, System.out) ? 0 : 1;

@@ -79,6 +79,21 @@ class BadInputTest {
     }
 
     @Test
+    void aShardThatIsASymbolicLinkLoopIsNamedALoopByChecksumBenchAndInspect() throws Exception {
+        Path data = npyDataset("looped", 12);
+        Path loop = Files.createSymbolicLink(data.resolve("y-00000.npy"), Path.of("y-00000.npy"));
+        String expected = loop + ": not a regular file (a symbolic link loop): shards must be regular files";
+        for (var run : List.<Supplier<CommandRun>>of(
+                () -> CommandRun.execute(new ChecksumCommand(), data.toString(), "--path", "HOST"),
+                () -> CommandRun.execute(new BenchCommand(), data.toString(), "--paths", "HOST", "--threads", "2"),
+                () -> CommandRun.execute(new InspectCommand(), loop.toString()))) {
+            CommandRun r = within(run);
+            assertEquals(2, r.exitCode(), r.toString());
+            assertTrue(r.err().contains(expected), r.toString());
+        }
+    }
+
+    @Test
     void plotRefusesAFifoInsteadOfHanging() throws Exception {
         Path report = fifo(dir.resolve("reports").resolve("bench.json"));
         CommandRun r = within(() -> CommandRun.execute(new PlotCommand(), report.toString()));
@@ -111,7 +126,7 @@ class BadInputTest {
     }
 
     @Test
-    void anEmptyDatasetIsRefusedByLatencyAndSweepWithAClearMessage() throws Exception {
+    void anEmptyDatasetIsRefusedByLatencySweepAndRandomWithAClearMessage() throws Exception {
         Path data = npyDataset("empty", 0);
         String expected = data + ": the dataset holds no records (its columns [x] have 0 records each): nothing to measure";
         CommandRun latency = within(() -> CommandRun.execute(new LatencyCommand(), data.toString(), "--path", "HOST"));
@@ -122,5 +137,10 @@ class BadInputTest {
                 "--values", "2", "--paths", "HOST", "--out", out.toString()));
         assertEquals(2, sweep.exitCode(), sweep.toString());
         assertTrue(sweep.err().contains(expected), sweep.toString());
+        CommandRun random = within(() -> CommandRun.execute(new RandomCommand(), data.toString(), "--paths", "HOST",
+                "--no-ceiling"));
+        assertEquals(2, random.exitCode(), random.toString());
+        assertTrue(random.err().contains(expected), random.toString());
+        assertTrue(random.out().lines().noneMatch(l -> l.contains("NaN")), "no rows of NaN: " + random);
     }
 }

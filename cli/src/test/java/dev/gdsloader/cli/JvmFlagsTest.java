@@ -40,7 +40,7 @@ class JvmFlagsTest {
     }
 
     /** @return the repository root: the nearest directory at or above the working directory holding ./gdsloader */
-    private static Path repositoryRoot() {
+    static Path repositoryRoot() {
         for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
             if (Files.isRegularFile(d.resolve("gdsloader")) && Files.isDirectory(d.resolve("benchmarks/device"))) {
                 return d;

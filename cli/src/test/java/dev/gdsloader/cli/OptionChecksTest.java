@@ -196,10 +196,16 @@ class OptionChecksTest {
 
     @Test
     void plotNamesABadJsonFileInOneLine() throws IOException {
-        Path bad = Files.writeString(dir.resolve("bad.json"), "{bad");
-        assertOneLineError(CommandRun.execute(new PlotCommand(), bad.toString()), "gdsloader plot", bad + ": not valid JSON");
+        Path bad = Files.writeString(dir.resolve("bad.json"), "{\"reports\": {bad");
+        CommandRun r = CommandRun.execute(new PlotCommand(), bad.toString());
+        assertOneLineError(r, "gdsloader plot", bad + ": at byte offset 13: malformed JSON (line 1, column 14): ");
+        assertFalse(r.err().contains("Source:") || r.err().contains("REDACTED"), "no Jackson source description: " + r);
         Path empty = Files.writeString(dir.resolve("empty.json"), "{}");
-        assertOneLineError(CommandRun.execute(new PlotCommand(), empty.toString()), "gdsloader plot", empty + ": not a report");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), empty.toString()), "gdsloader plot", empty
+                + ": at byte offset 0: expected a report written by bench --out or sweep with a \"reports\" key, found keys []");
+        Path noRows = Files.writeString(dir.resolve("norows.json"), "{\"command\": \"bench\", \"reports\": {\"bench\": {\"ceilingGbps\": 1}}}");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), noRows.toString()), "gdsloader plot", noRows
+                + ": at byte offset 32: expected report 'bench' with a \"rows\" key");
     }
 
     // 5: verify compares dtype and record shape; plurals
@@ -249,5 +255,64 @@ class OptionChecksTest {
         assertFalse(bench.contains("directory of .npy shards"), bench);
         String inspect = CommandRun.execute(new InspectCommand(), "--help").out();
         assertTrue(inspect.contains(".arrows") && inspect.contains(".npz"), inspect);
+    }
+
+    // a new user's small ones
+
+    @Test
+    void aPathNamedTwiceIsRefusedByBenchAndRandomBeforeAnyWork() {
+        Path d = dataset("twice");
+        for (Object command : List.of(new BenchCommand(), new RandomCommand())) {
+            CommandRun r = CommandRun.execute(command, "--paths", "HOST,HOST", d.toString());
+            assertOneLineError(r, "gdsloader " + (command instanceof BenchCommand ? "bench" : "random"),
+                    "--paths names HOST twice: give each path once");
+            assertEquals("", r.out(), r.toString());
+        }
+    }
+
+    @Test
+    void latencyEpochsAreCappedLikeRounds() {
+        Path d = dataset("epochs");
+        assertOneLineError(CommandRun.execute(new LatencyCommand(), "--epochs", "1001", d.toString()), "gdsloader latency",
+                "--epochs must be 1..1000, got 1001");
+    }
+
+    @Test
+    void generateRefusesAlignForRawAsForSafetensorsAndArrow() {
+        CommandRun r = CommandRun.execute(new GenerateCommand(), "--out", dir.resolve("raw").toString(), "--size", "64KiB",
+                "--record-bytes", "4096", "--shards", "1", "--format", "raw", "--align", "4096");
+        assertOneLineError(r, "gdsloader generate", "--align is not honoured by --format raw");
+        assertFalse(Files.exists(dir.resolve("raw").resolve("data-00000.bin")), r.toString());
+    }
+
+    @Test
+    void inspectGoesOnPastABadFileReportsEachAndExitsTwoAtTheEnd() throws IOException {
+        Path d = dataset("insp");
+        Path good = d.resolve("data-00000.npy");
+        Path bad = Files.writeString(dir.resolve("bad.npy"), "not npy");
+        Path missing = dir.resolve("missing.npy");
+        CommandRun r = CommandRun.execute(new InspectCommand(), bad.toString(), good.toString(), missing.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertTrue(r.out().contains(good + "\n") && r.out().contains("records"), "the good file is inspected: " + r);
+        List<String> errors = r.err().lines().toList();
+        assertEquals(2, errors.size(), r.toString());
+        assertTrue(errors.get(0).startsWith("gdsloader inspect: " + bad + ": "), r.toString());
+        assertTrue(errors.get(1).startsWith("gdsloader inspect: " + missing + ": no such file"), r.toString());
+    }
+
+    @Test
+    void aNumberPastTheOptionsTypeNamesTheOptionsRealRange() {
+        Path d = dataset("range");
+        CommandRun bench = CommandRun.execute(GdsLoaderMain.class, "bench", "--threads", "99999999999", d.toString());
+        assertEquals(2, bench.exitCode(), bench.toString());
+        assertTrue(bench.err().startsWith("gdsloader bench: --threads: '99999999999' is out of range: must be 1..256\n"),
+                bench.toString());
+        CommandRun random = CommandRun.execute(GdsLoaderMain.class, "random", "--rounds", "x", d.toString());
+        assertTrue(random.err().startsWith("gdsloader random: --rounds: 'x' is not a whole number in 1..1000\n"), random.toString());
+        CommandRun latency = CommandRun.execute(GdsLoaderMain.class, "latency", "--batch-size", "-99999999999", d.toString());
+        assertTrue(latency.err().startsWith("gdsloader latency: --batch-size: '-99999999999' is out of range: must be 1..2147483647\n"),
+                latency.toString());
+        CommandRun depth = CommandRun.execute(GdsLoaderMain.class, "sweep", "--depth", "99999999999", d.toString());
+        assertTrue(depth.err().contains("--depth: '99999999999' is out of range: must be 1..64"), depth.toString());
     }
 }

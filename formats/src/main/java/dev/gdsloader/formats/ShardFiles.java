@@ -1,6 +1,7 @@
 package dev.gdsloader.formats;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -16,15 +17,16 @@ public final class ShardFiles {
 
     /**
      * Refuses a path that exists but is not a regular file, before anything opens it: opening a FIFO blocks until a
-     * writer comes (forever, for a shard), a device never ends, and a directory is not a shard. A path that does not
-     * exist is left to the caller's open, which reports it ({@link java.nio.file.NoSuchFileException}).
+     * writer comes (forever, for a shard), a device never ends, and a directory is not a shard. A symbolic link that
+     * leads nowhere (to nothing, or round in a loop) is refused too, named as such. A path that does not exist at all
+     * is left to the caller's open, which reports it ({@link java.nio.file.NoSuchFileException}).
      *
      * @param file the file about to be opened (links are followed)
      * @throws IOException {@code <file>: not a regular file (a FIFO, socket or device): shards must be regular files}
-     *     (or {@code (a directory)})
+     *     (or {@code (a directory)}, {@code (a symbolic link to nothing)}, {@code (a symbolic link loop)})
      */
     public static void requireRegularFile(Path file) throws IOException {
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
+        if (Files.exists(file) ? !Files.isRegularFile(file) : Files.isSymbolicLink(file)) {
             throw notRegular(file);
         }
     }
@@ -38,7 +40,7 @@ public final class ShardFiles {
      * @throws IOException {@code <file>: not a regular file (<kind>): <what> must be a regular file}
      */
     public static void requireRegularFile(Path file, String what) throws IOException {
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
+        if (Files.exists(file) ? !Files.isRegularFile(file) : Files.isSymbolicLink(file)) {
             throw new IOException(file + ": not a regular file (" + kind(file) + "): " + what + " must be a regular file");
         }
     }
@@ -57,16 +59,43 @@ public final class ShardFiles {
      * Says what a path that is not a regular file is.
      *
      * @param file the path
-     * @return {@code "does not exist"}, {@code "a symbolic link to nothing"}, {@code "a directory"} or
-     *     {@code "a FIFO, socket or device"}
+     * @return {@code "does not exist"}, {@code "a symbolic link to nothing"}, {@code "a symbolic link loop"},
+     *     {@code "a directory"} or {@code "a FIFO, socket or device"}
      */
     public static String kind(Path file) {
         if (!Files.exists(file)) {
-            return Files.isSymbolicLink(file) ? "a symbolic link to nothing" : "does not exist";
+            if (!Files.isSymbolicLink(file)) {
+                return "does not exist";
+            }
+            return isLinkLoop(file) ? "a symbolic link loop" : "a symbolic link to nothing";
         }
         if (Files.isDirectory(file)) {
             return "a directory";
         }
         return "a FIFO, socket or device";
+    }
+
+    /**
+     * @param file a path
+     * @return true if following its links never ends: resolving it fails with {@code ELOOP} ("Too many levels of
+     *     symbolic links"), as for a link to itself or two links to each other
+     */
+    public static boolean isLinkLoop(Path file) {
+        try {
+            file.toRealPath();
+            return false;
+        } catch (FileSystemException e) {
+            return isLoopReason(e.getReason());
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * @param reason a {@link FileSystemException#getReason()}, may be null
+     * @return true if it is the OS's text for {@code ELOOP}, too many levels of symbolic links
+     */
+    public static boolean isLoopReason(String reason) {
+        return reason != null && reason.startsWith("Too many levels of symbolic links");
     }
 }

@@ -71,6 +71,22 @@ class ShardFifoTest {
         });
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("readers")
+    void everyReaderNamesASymbolicLinkLoopAndADanglingLinkAsSuch(String name, Opener opener) throws Exception {
+        Path loop = Files.createSymbolicLink(dir.resolve(name), Path.of(name)); // a link to itself
+        if (name.endsWith(".bin")) {
+            Files.writeString(dir.resolve(name + ".json"), "{}");
+        }
+        IOException e = assertThrows(IOException.class, () -> opener.open(loop));
+        assertEquals(loop + ": not a regular file (a symbolic link loop): shards must be regular files", e.getMessage());
+        Files.delete(loop);
+        Path dangling = Files.createSymbolicLink(dir.resolve(name), dir.resolve("gone"));
+        e = assertThrows(IOException.class, () -> opener.open(dangling));
+        assertEquals(dangling + ": not a regular file (a symbolic link to nothing): shards must be regular files",
+                e.getMessage());
+    }
+
     @Test
     void aRawShardWhoseSidecarIsAFifoIsRefusedNamingTheSidecar() throws Exception {
         Path bin = dir.resolve("x.bin");

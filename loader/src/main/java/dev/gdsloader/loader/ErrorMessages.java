@@ -29,6 +29,9 @@ public final class ErrorMessages {
         if (t instanceof java.nio.file.DirectoryNotEmptyException e) {
             return e.getFile() + ": directory not empty";
         }
+        if (t instanceof java.nio.file.FileSystemException e && dev.gdsloader.formats.ShardFiles.isLoopReason(e.getReason())) {
+            return e.getFile() + ": a symbolic link loop (too many levels of symbolic links)";
+        }
         if (t instanceof java.nio.file.FileSystemException e && e.getReason() == null) {
             return e.getFile() + ": " + e.getClass().getSimpleName();
         }

@@ -138,20 +138,22 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             LOG.fine(() -> "gdsloader path " + pathReason);
         }
         List<dev.gdsloader.loader.dataset.Column> cols = this.dataset.columns();
+        // a batch never holds more than this rank's records of an epoch: slots, pieces and the queue are sized by that
+        int slotRecords = (int) Math.max(1, Math.min(options.batchSize(), sampler.recordsOf(options.sampler().rank())));
         int[] maxPieces = new int[cols.size()];
         for (int c = 0; c < maxPieces.length; c++) {
-            maxPieces[c] = sampler.maxPiecesPerBatch(options.batchSize(), cols.get(c).shards().size());
+            maxPieces[c] = sampler.maxPiecesPerBatch(slotRecords, cols.get(c).shards().size());
         }
-        SlotLayout layout = SlotLayout.forBatch(cols, options.batchSize(), c -> maxPieces[c]);
+        SlotLayout layout = SlotLayout.forBatch(cols, slotRecords, c -> maxPieces[c]);
         // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
-        this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
         try {
+            this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
+                    new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
             checkBudget(engine.hostBytesPerSlot(layout), PathTaken.valueOf(engine.pathTaken()).onDevice()
                     ? layout.targetBytes() : 0, options.prefetchDepth(), PathTaken.valueOf(engine.pathTaken()));
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
-        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+        } catch (IOException | RuntimeException | Error e) {
             close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
         }
@@ -330,9 +332,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
         closed = true;
         boolean stopped = epoch == null || epoch.stop(10_000);
-        pool.shutdownNow();
         try {
-            stopped &= pool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
+            if (pool != null) { // null if the constructor failed before making it
+                pool.shutdownNow();
+                stopped &= pool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stopped = false;
@@ -388,6 +392,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * Records per batch. A batch never holds more than the records this rank gets per epoch, so the loader sizes
+         * its slots (host, pinned and device memory), its bound on pieces per batch and its I/O queue by
+         * {@code min(records, records of this rank per epoch)}: a batch size larger than the dataset costs the
+         * dataset's memory, not the batch's. The requested value is kept as given in {@link GdsLoader#options()},
+         * the sampler (its default block size) and saved {@link LoaderState}s, so states stay resumable.
+         *
          * @param records records per batch, &gt; 0
          * @return this
          * @throws IllegalArgumentException if negative (0, not set, is refused by {@link #build()})

@@ -14,7 +14,12 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import dev.gdsloader.memory.NativeAllocator;
 import java.nio.file.Path;
@@ -63,6 +68,7 @@ public final class PrefetchServer implements AutoCloseable {
 
     private PrefetchServer(Builder b) throws IOException {
         this.root = b.root;
+        InetAddress address = resolve(b.bind, b.port);
         this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED,
                 NativeAllocator.UNLIMITED);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -76,17 +82,47 @@ public final class PrefetchServer implements AutoCloseable {
                             ch.pipeline().addLast("session", new SessionHandler());
                         }
                     });
-            this.serverChannel = sb.bind(new InetSocketAddress(b.bind, b.port)).sync().channel();
+            this.serverChannel = sb.bind(new InetSocketAddress(address, b.port)).sync().channel();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             shutdownGroups();
             allocator.close();
             throw new IOException("interrupted while binding " + b.bind + ":" + b.port, e);
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Netty rethrows the bind's checked java.net.BindException undeclared
             shutdownGroups();
             allocator.close();
-            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + e.getMessage(), e);
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + bindFailure(e, address, b.port), e);
         }
+    }
+
+    private static InetAddress resolve(String bind, int port) throws IOException {
+        try {
+            return InetAddress.getByName(bind);
+        } catch (UnknownHostException e) {
+            throw new IOException("cannot listen on " + bind + ":" + port + ": unknown host '" + bind
+                    + "' (no such name or address)", e);
+        }
+    }
+
+    /** @return why a bind failed, in the user's terms: the port in use, an address not of this machine, or the OS text */
+    private static String bindFailure(Exception e, InetAddress address, int port) {
+        String os = String.valueOf(e.getMessage());
+        if (e instanceof BindException) {
+            boolean local;
+            try {
+                local = address.isAnyLocalAddress() || address.isLoopbackAddress()
+                        || NetworkInterface.getByInetAddress(address) != null;
+            } catch (SocketException ignored) {
+                local = true; // cannot tell: say what the OS said
+            }
+            if (!local) {
+                return address.getHostAddress() + " is not an address of this machine (" + os + ")";
+            }
+            if (os.contains("in use")) {
+                return "port " + port + " is in use (" + os + ")";
+            }
+        }
+        return os;
     }
 
     /**
@@ -281,7 +317,9 @@ public final class PrefetchServer implements AutoCloseable {
          * Binds and starts serving.
          *
          * @return the running server, owned by the caller
-         * @throws IOException if the root is not a directory or the address cannot be bound
+         * @throws IOException if the root is not a directory, or the address cannot be bound: one line
+         *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
+         *     or the port in use
          */
         public PrefetchServer start() throws IOException {
             if (!Files.isDirectory(root)) {

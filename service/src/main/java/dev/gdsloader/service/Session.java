@@ -138,6 +138,10 @@ final class Session {
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " failed", e);
             fail(f.type() + " failed: " + e, false);
+        } catch (Error e) {
+            // e.g. OutOfMemoryError building the loader: answer, then close the connection, which frees the session
+            LOG.log(Level.SEVERE, "gdsloader: session " + id + " failed", e);
+            fail(f.type() + " failed: " + e + "; the server closes this session", true);
         }
     }
 

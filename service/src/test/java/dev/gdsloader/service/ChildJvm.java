@@ -59,7 +59,7 @@ final class ChildJvm {
      * jar) plus what URL class loaders above this class add (the JUnit console launcher's {@code --class-path},
      * as benchmarks/device/gpu-tests.sh runs it).
      */
-    private static String classPath() throws Exception {
+    static String classPath() throws Exception {
         LinkedHashSet<String> entries = new LinkedHashSet<>();
         for (ClassLoader l = IpcChild.class.getClassLoader(); l != null; l = l.getParent()) {
             if (l instanceof URLClassLoader u) {

@@ -114,6 +114,17 @@ class DatasetTest {
     }
 
     @Test
+    void aSymbolicLinkLoopAmongTheShardsIsNamedALoop() throws IOException {
+        NpyWriter.write(dir.resolve("x-00000.npy"), DType.UINT8, new long[] {1}, new byte[] {0});
+        Files.createSymbolicLink(dir.resolve("x-00001.npy"), Path.of("x-00001.npy"));
+        IOException e = assertThrows(IOException.class, () -> Dataset.open(dir));
+        assertEquals(dir.resolve("x-00001.npy") + ": not a regular file (a symbolic link loop): shards must be regular files",
+                e.getMessage());
+        IOException single = assertThrows(IOException.class, () -> Dataset.open(dir.resolve("x-00001.npy")));
+        assertTrue(single.getMessage().contains("a symbolic link loop"), single.getMessage());
+    }
+
+    @Test
     void aSingleFileIsAOneShardColumnNamedAfterIt() throws IOException {
         Path f = dir.resolve("train_labels.npy");
         NpyWriter.write(f, DType.INT64, new long[] {3}, new byte[24]);
