@@ -31,7 +31,10 @@ public final class CudaModule extends NativeResource {
     }
 
     /**
-     * Loads PTX text on the current device.
+     * Loads PTX text on the current device. The driver API needs a current context: the runtime's primary context of
+     * the current device is made current first ({@code cudaFree(0)}), so a thread that has not yet made a runtime
+     * call (a fresh thread, or a process whose first CUDA work is this) does not get
+     * {@code CUDA_ERROR_INVALID_CONTEXT}.
      *
      * @param ptx the PTX source
      * @return the module, owned by the caller
@@ -39,6 +42,7 @@ public final class CudaModule extends NativeResource {
      */
     public static CudaModule load(String ptx) {
         Cuda.ensure();
+        Cuda.check(jcuda.runtime.JCuda.cudaFree(new jcuda.Pointer()), "cudaFree(0) (making the primary context current)");
         JCudaDriver.setExceptionsEnabled(false);
         return new CudaModule(ptx);
     }
