@@ -90,8 +90,10 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                     return;
                 }
                 e.memory.awaitReusable();
-                ReadPlanner.planInto(dataset, order, b, batchSize, e.plan);
-                e.load.start(e.plan, pool);
+                long index = b;
+                // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), so several entries'
+                // batches are planned at once; a planning failure is the batch's error, thrown to the consumer
+                e.load.startPlanning(() -> ReadPlanner.planInto(dataset, order, index, batchSize, e.plan), e.plan, pool);
                 ready.put(e);
             }
             ready.put(END);

@@ -145,8 +145,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             maxPieces[c] = sampler.maxPiecesPerBatch(slotRecords, cols.get(c).shards().size());
         }
         SlotLayout layout = SlotLayout.forBatch(cols, slotRecords, c -> maxPieces[c]);
-        // a queue that holds every task of every slot, so submitting never blocks, rejects or allocates
-        int queue = Math.max(16, options.prefetchDepth() * engine.maxOps(layout, maxPieces));
+        // a queue that holds every task of every slot (and each slot's planning task), so submitting never blocks,
+        // rejects or allocates
+        int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + 1));
         try {
             this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                     new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
