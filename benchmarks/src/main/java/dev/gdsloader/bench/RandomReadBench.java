@@ -47,6 +47,7 @@ public final class RandomReadBench {
      * @param data a dataset directory with one column
      * @param paths loader paths to measure, in this order in the first round (may be empty: the ceiling only)
      * @param threads I/O threads of the ceiling and of the loader, 1..256
+     * @param depth the loader's prefetch depth, slots, 1..64
      * @param batchRecords records per batch, at least 1 (capped at the dataset's records, with a note)
      * @param directIo false: buffered reads (page cache) for the ceiling and the staged loader paths; true:
      *                 {@code O_DIRECT} for both; null: {@code O_DIRECT} for the ceiling, the loader's own policy
@@ -59,7 +60,7 @@ public final class RandomReadBench {
      * @param gatherCeiling on a GPU, also measure the gather ceiling ({@link GatherCeiling}) at the column's record
      *     size and the batch size, reported as a row after the {@code pread} ceiling
      */
-    public record Config(Path data, List<ReadPath> paths, int threads, int batchRecords, Boolean directIo,
+    public record Config(Path data, List<ReadPath> paths, int threads, int depth, int batchRecords, Boolean directIo,
                          boolean ceiling, boolean dropCaches, int rounds, boolean hot, boolean gatherCeiling) {
         /**
          * @throws IllegalArgumentException naming the field out of range, or hot with O_DIRECT or dropped caches
@@ -74,6 +75,10 @@ public final class RandomReadBench {
             }
             if (threads < 1 || threads > 256) {
                 throw new IllegalArgumentException("threads must be 1..256, got " + threads);
+            }
+            if (depth < 1 || depth > dev.gdsloader.loader.LoaderOptions.MAX_PREFETCH_DEPTH) {
+                throw new IllegalArgumentException("depth must be 1.." + dev.gdsloader.loader.LoaderOptions.MAX_PREFETCH_DEPTH
+                        + " slots, got " + depth);
             }
             if (batchRecords < 1) {
                 throw new IllegalArgumentException("batchRecords must be at least 1, got " + batchRecords);
@@ -141,8 +146,8 @@ public final class RandomReadBench {
             out.printf(Locale.ROOT, "page cache warmed: %s of %d shard%s read once, buffered, in %.2f s%n",
                     bytes(warmed), col.shards().size(), col.shards().size() == 1 ? "" : "s", s);
         }
-        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, batch %d (%s), %s, %s, %d round%s%n",
-                col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), batchSize,
+        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, depth %d, batch %d (%s), %s, %s, %d round%s%n",
+                col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), c.depth(), batchSize,
                 bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s");
@@ -185,7 +190,7 @@ public final class RandomReadBench {
                 int i = (k + round) % c.paths().size();
                 dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
                 GdsLoader.Builder b = GdsLoader.builder(ds).batchSize(batchSize).path(c.paths().get(i)).ioThreads(c.threads())
-                        .shuffle(Shuffle.GLOBAL, 99 + round);
+                        .prefetchDepth(c.depth()).shuffle(Shuffle.GLOBAL, 99 + round);
                 if (c.directIo() != null) {
                     b.directIo(c.directIo());
                 }

@@ -58,6 +58,9 @@ final class RandomCommand implements Callable<Integer> {
             description = "epochs per path, rotating the path order; medians are reported (default: ${DEFAULT-VALUE})")
     int rounds;
 
+    @Option(names = "--depth", defaultValue = "4", description = "the loader's prefetch depth, slots (default: ${DEFAULT-VALUE})")
+    int depth;
+
     @Option(names = "--json", description = "also print each row as one JSON line (lines starting with '{')")
     boolean json;
 
@@ -68,6 +71,7 @@ final class RandomCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         THREADS.check(threads); // before the table header and the ceiling phase
         ROUNDS.check(rounds);
+        BenchOptions.DEPTH.check(depth);
         if (hot && dropCaches) {
             throw new IllegalArgumentException("--hot and --drop-caches both given: --hot warms the page cache, --drop-caches empties it");
         }
@@ -92,7 +96,7 @@ final class RandomCommand implements Callable<Integer> {
         if (columns.size() == 1) { // more or fewer columns: the benchmark refuses the dataset, naming them
             records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
         }
-        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, records, noDirect || hot ? Boolean.FALSE : null,
+        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, depth, records, noDirect || hot ? Boolean.FALSE : null,
                 !noCeiling, dropCaches, rounds, hot, !noCeiling && !noGatherCeiling),
                 json, System.out);
         return 0;

@@ -91,6 +91,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 }
                 e.memory.awaitReusable();
                 long index = b;
+                ReadPlanner.begin(order, index, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
                 // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), so several entries'
                 // batches are planned at once; a planning failure is the batch's error, thrown to the consumer
                 e.load.startPlanning(() -> ReadPlanner.planInto(dataset, order, index, batchSize, e.plan), e.plan, pool);

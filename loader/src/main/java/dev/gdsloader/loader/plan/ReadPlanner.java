@@ -85,9 +85,9 @@ public final class ReadPlanner {
      * @throws IllegalStateException if a column needs more pieces than {@code out} was sized for
      */
     public static void planInto(Dataset dataset, EpochOrder order, long index, int batchSize, SlotPlan out) {
-        int from = Math.toIntExact(index * batchSize);
-        int records = Math.min(batchSize, order.size() - from);
-        out.reset(index, order, from, records);
+        begin(order, index, batchSize, out);
+        int from = out.from();
+        int records = out.records();
         long[] ids = out.recordScratch(records); // each entry of the order looked up once per batch (a shuffle computes it)
         for (int i = 0; i < records; i++) {
             ids[i] = order.get(from + i);
@@ -96,6 +96,21 @@ public final class ReadPlanner {
         for (int c = 0; c < columns.size(); c++) {
             planColumn(columns.get(c), ids, records, out.column(c));
         }
+    }
+
+    /**
+     * Names the batch {@code out} is about to hold (index, epoch order, first entry, records) and empties its pieces,
+     * so that the batch can be described ({@link SlotPlan#describe()}) before {@link #planInto} has filled it, from
+     * another thread (the loader plans batches on its I/O pool and may report a timeout before planning ran).
+     *
+     * @param order the epoch's order for this rank
+     * @param index batch index
+     * @param batchSize records per full batch
+     * @param out the slot's plan
+     */
+    public static void begin(EpochOrder order, long index, int batchSize, SlotPlan out) {
+        int from = Math.toIntExact(index * batchSize);
+        out.reset(index, order, from, Math.min(batchSize, order.size() - from));
     }
 
     private static void planColumn(Column column, long[] ids, int records, ColumnPieces out) {
