@@ -3,6 +3,7 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.io.SlotLoad;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
@@ -28,6 +29,38 @@ import java.util.concurrent.TimeoutException;
  */
 final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private static final Object END = new Object();
+    /** Records a planning part looks up at least (smaller batches are planned in fewer parts). */
+    private static final int RECORDS_PER_PART = 1024;
+
+    /** One entry's planning of its batch, in parts ({@link SlotLoad.Planning}); reused for every batch of the entry. */
+    private static final class BatchPlanning implements SlotLoad.Planning {
+        private final Dataset dataset;
+        private final SlotPlan plan;
+        private int parts;
+
+        BatchPlanning(Dataset dataset, SlotPlan plan) {
+            this.dataset = dataset;
+            this.plan = plan;
+        }
+
+        @Override
+        public int parts() {
+            // read by startPlanning on the reader thread, after ReadPlanner.begin set the batch's records there
+            parts = Math.max(1, Math.min(SlotLoad.MAX_PLANNING_PARTS, (plan.records() + RECORDS_PER_PART - 1) / RECORDS_PER_PART));
+            return parts;
+        }
+
+        @Override
+        public void part(int k) {
+            int n = plan.records();
+            ReadPlanner.fillOrder(plan, (int) ((long) n * k / parts), (int) ((long) n * (k + 1) / parts));
+        }
+
+        @Override
+        public void last() {
+            ReadPlanner.planPieces(dataset, plan);
+        }
+    }
 
     private final Dataset dataset;
     private final EpochOrder order;
@@ -35,6 +68,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final long firstBatch;
     private final long endBatch;
     private final PrefetchRing ring;
+    private final BatchPlanning[] planning;
     private final Executor pool;
     private final List<Column> columns;
     private final long ioTimeoutNanos;
@@ -69,6 +103,10 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         this.ioTimeoutNanos = ioTimeoutNanos;
         this.startIoNanos = ring.engine().ioNanos();
         this.free = new ArrayBlockingQueue<>(ring.size(), false, ring.entries());
+        this.planning = new BatchPlanning[ring.size()];
+        for (RingEntry e : ring.entries()) {
+            planning[e.index] = new BatchPlanning(dataset, e.plan);
+        }
         this.ready = new ArrayBlockingQueue<>(ring.size() + 1);
         this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
         this.reader.start();
@@ -90,11 +128,10 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                     return;
                 }
                 e.memory.awaitReusable();
-                long index = b;
-                ReadPlanner.begin(order, index, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
-                // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), so several entries'
-                // batches are planned at once; a planning failure is the batch's error, thrown to the consumer
-                e.load.startPlanning(() -> ReadPlanner.planInto(dataset, order, index, batchSize, e.plan), e.plan, pool);
+                ReadPlanner.begin(order, b, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
+                // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), in parts and for several
+                // entries at once; a planning failure is the batch's error, thrown to the consumer
+                e.load.startPlanning(planning[e.index], e.plan, pool);
                 ready.put(e);
             }
             ready.put(END);

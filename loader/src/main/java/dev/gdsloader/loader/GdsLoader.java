@@ -7,6 +7,7 @@ import dev.gdsloader.loader.io.DirectIoPolicy;
 import dev.gdsloader.loader.io.EngineConfig;
 import dev.gdsloader.loader.io.GdsEngine;
 import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.io.SlotLoad;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.sampler.Partition;
@@ -145,9 +146,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             maxPieces[c] = sampler.maxPiecesPerBatch(slotRecords, cols.get(c).shards().size());
         }
         SlotLayout layout = SlotLayout.forBatch(cols, slotRecords, c -> maxPieces[c]);
-        // a queue that holds every task of every slot (and each slot's planning task), so submitting never blocks,
+        // a queue that holds every task of every slot (and each slot's planning parts), so submitting never blocks,
         // rejects or allocates
-        int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + 1));
+        int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + SlotLoad.MAX_PLANNING_PARTS));
         try {
             this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
                     new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));

@@ -64,6 +64,11 @@ public final class SlotLoad {
     private final Semaphore done = new Semaphore(0);
     private volatile Throwable error;
     private volatile boolean inFlight;
+    private final Runnable[] partTasks = new Runnable[MAX_PLANNING_PARTS];
+    private final AtomicInteger partsLeft = new AtomicInteger();
+    private volatile Planning planning;
+    private volatile SlotPlan planned;
+    private volatile Executor planningPool;
     private int ops;
     private int taskCount;
     private long groupBytes;
@@ -84,6 +89,10 @@ public final class SlotLoad {
         for (int i = 0; i < maxOps; i++) {
             int t = i;
             tasks[i] = () -> execute(t);
+        }
+        for (int k = 0; k < partTasks.length; k++) {
+            int part = k;
+            partTasks[k] = () -> planPart(part);
         }
     }
 
@@ -128,32 +137,86 @@ public final class SlotLoad {
         submit(pool);
     }
 
+    /** Most pool tasks one batch's planning is split into ({@link Planning#parts()} is capped at this). */
+    public static final int MAX_PLANNING_PARTS = 8;
+
     /**
-     * As {@link #start}, but the batch's records are planned on {@code pool} too: {@code fill} (which fills
-     * {@code plan} for this batch: the sampler's order and the read planner, about 100 ns a record under a global
-     * shuffle) and this engine's planning run in one pool task, then the batch's tasks are submitted from there. So
-     * the batches of several entries are planned at once instead of one after another on the caller's thread. A
-     * failure of {@code fill} or of the planning is the batch's error, thrown by {@link #await}.
+     * The planning of one batch, split so that several pool threads share it: {@link #part} runs once for each of
+     * {@link #parts()} parts, concurrently, then {@link #last} once, on the pool thread that finished the last part
+     * (it sees every part's writes). One object per ring entry, reused for each batch.
+     */
+    public interface Planning {
+        /** @return parts of this batch's planning, 1..{@link #MAX_PLANNING_PARTS} */
+        int parts();
+
+        /**
+         * Plans part {@code k}; runs on a pool thread, concurrently with the other parts.
+         *
+         * @param k the part, {@code 0 <= k < parts()}
+         */
+        void part(int k);
+
+        /** Completes the plan after every part (e.g. pieces from the records the parts looked up). */
+        void last();
+    }
+
+    /**
+     * As {@link #start}, but the batch is planned on {@code pool} too, in {@code planning}'s parts (a global shuffle's
+     * order costs about 100 ns a record: spread over pool threads, and over the entries of the ring, it stops capping
+     * the loader near 9 M records/s), then this engine plans its operations and submits them, from the pool thread that
+     * finished the planning. A failure anywhere in it is the batch's error, thrown by {@link #await}.
      *
-     * @param fill fills {@code plan} with the batch's pieces; runs on a pool thread
-     * @param plan the entry's plan
-     * @param pool the I/O pool (its queue must hold one more task per entry than {@link #start} needs)
+     * @param planning the batch's planning steps (this entry's, reused)
+     * @param plan the entry's plan, which {@code planning} fills
+     * @param pool the I/O pool (its queue must hold {@link #MAX_PLANNING_PARTS} more tasks per entry than {@link #start}
+     *     needs)
      * @throws IllegalStateException if the previous batch of this entry is still running
      */
-    public void startPlanning(Runnable fill, SlotPlan plan, Executor pool) {
+    public void startPlanning(Planning planning, SlotPlan plan, Executor pool) {
         begin();
-        pool.execute(() -> {
+        int n = Math.max(1, Math.min(MAX_PLANNING_PARTS, planning.parts()));
+        this.planning = planning;
+        this.planned = plan;
+        this.planningPool = pool;
+        partsLeft.set(n);
+        for (int k = 0; k < n; k++) {
+            pool.execute(partTasks[k]);
+        }
+    }
+
+    private void planPart(int k) {
+        try {
+            if (error == null) {
+                planning.part(k);
+            }
+        } catch (Throwable e) {
+            synchronized (this) {
+                if (error == null) {
+                    error = e;
+                }
+            }
+        } finally {
+            if (partsLeft.decrementAndGet() == 0) {
+                planned(planningPool);
+            }
+        }
+    }
+
+    private void planned(Executor pool) {
+        if (error == null) {
             try {
-                fill.run();
-                work.plan(plan, this);
+                planning.last();
+                work.plan(planned, this);
             } catch (Throwable e) {
                 error = e;
-                inFlight = false;
-                done.release();
-                return;
             }
-            submit(pool);
-        });
+        }
+        if (error != null) {
+            inFlight = false; // nothing was submitted: idle before the consumer hears of it
+            done.release();
+            return;
+        }
+        submit(pool);
     }
 
     private void begin() {

@@ -86,15 +86,42 @@ public final class ReadPlanner {
      */
     public static void planInto(Dataset dataset, EpochOrder order, long index, int batchSize, SlotPlan out) {
         begin(order, index, batchSize, out);
-        int from = out.from();
-        int records = out.records();
-        long[] ids = out.recordScratch(records); // each entry of the order looked up once per batch (a shuffle computes it)
-        for (int i = 0; i < records; i++) {
-            ids[i] = order.get(from + i);
+        fillOrder(out, 0, out.records());
+        planPieces(dataset, out);
+    }
+
+    /**
+     * Looks up entries {@code [from, to)} of the batch begun in {@code out} in the epoch's order (a shuffle computes
+     * each: about 100 ns a record under a global shuffle), into the plan's record scratch. Disjoint ranges may be
+     * filled by different threads at once, after {@link #begin} and before {@link #planPieces} (which must see every
+     * range's writes: the caller orders them, e.g. through an atomic count).
+     *
+     * @param out the plan, begun for this batch
+     * @param from first entry of the batch, {@code 0 <= from <= to}
+     * @param to one past the last, {@code <= out.records()}
+     */
+    public static void fillOrder(SlotPlan out, int from, int to) {
+        long[] ids = out.recordScratch(out.records());
+        EpochOrder order = out.order();
+        int first = out.from();
+        for (int i = from; i < to; i++) {
+            ids[i] = order.get(first + i);
         }
+    }
+
+    /**
+     * Turns the batch's record indices ({@link #fillOrder}, every entry filled) into pieces, column by column:
+     * consecutive records of one shard become one piece.
+     *
+     * @param dataset the dataset
+     * @param out the plan, its order filled
+     * @throws IllegalStateException if a column needs more pieces than {@code out} was sized for
+     */
+    public static void planPieces(Dataset dataset, SlotPlan out) {
+        long[] ids = out.recordScratch(out.records());
         List<Column> columns = dataset.columns();
         for (int c = 0; c < columns.size(); c++) {
-            planColumn(columns.get(c), ids, records, out.column(c));
+            planColumn(columns.get(c), ids, out.records(), out.column(c));
         }
     }
 
@@ -110,7 +137,9 @@ public final class ReadPlanner {
      */
     public static void begin(EpochOrder order, long index, int batchSize, SlotPlan out) {
         int from = Math.toIntExact(index * batchSize);
-        out.reset(index, order, from, Math.min(batchSize, order.size() - from));
+        int records = Math.min(batchSize, order.size() - from);
+        out.reset(index, order, from, records);
+        out.recordScratch(records); // grown here, before threads fill it
     }
 
     private static void planColumn(Column column, long[] ids, int records, ColumnPieces out) {

@@ -125,4 +125,33 @@ class ReadPlannerTest {
         }
         return new dev.gdsloader.loader.sampler.EpochOrder(0, r, count);
     }
+
+    @Test
+    void aBatchPlannedInPartsOnSeveralThreadsEqualsOnePlannedAtOnce() throws Exception {
+        long[] shardRecords = dataset.columns().get(0).shards().stream()
+                .mapToLong(dev.gdsloader.formats.RecordLayout::recordCount).toArray();
+        dev.gdsloader.loader.sampler.Sampler sampler = new dev.gdsloader.loader.sampler.Sampler(
+                dev.gdsloader.loader.sampler.SamplerOptions.sequential()
+                        .withShuffle(dev.gdsloader.loader.sampler.Shuffle.GLOBAL, 7).withBlockRecords(16), shardRecords, 16);
+        dev.gdsloader.loader.sampler.EpochOrder order = sampler.order(3);
+        int[] capacity = {16, 16};
+        for (long b = 0; b < ReadPlanner.batches(order.size(), 16, false); b++) {
+            SlotPlan whole = new SlotPlan(capacity);
+            ReadPlanner.planInto(dataset, order, b, 16, whole);
+            SlotPlan parts = new SlotPlan(capacity);
+            ReadPlanner.begin(order, b, 16, parts);
+            int n = parts.records();
+            Thread[] threads = new Thread[3];
+            for (int k = 0; k < threads.length; k++) {
+                int lo = n * k / threads.length;
+                int hi = n * (k + 1) / threads.length;
+                threads[k] = Thread.ofPlatform().start(() -> ReadPlanner.fillOrder(parts, lo, hi));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            ReadPlanner.planPieces(dataset, parts);
+            assertEquals(whole.snapshot(), parts.snapshot(), "batch " + b);
+        }
+    }
 }
