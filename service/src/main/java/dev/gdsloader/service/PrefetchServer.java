@@ -20,7 +20,6 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
 import dev.gdsloader.memory.NativeAllocator;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -56,7 +55,7 @@ public final class PrefetchServer implements AutoCloseable {
     /** How long {@link #close()} waits for sessions to free their loaders, ms (a loader's close waits up to 10 s). */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
 
-    private final Path root;
+    private final DatasetRoot root;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
@@ -66,8 +65,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final NativeAllocator allocator;
     private volatile boolean closed;
 
-    private PrefetchServer(Builder b) throws IOException {
-        this.root = b.root;
+    private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
+        this.root = root;
         InetAddress address = resolve(b.bind, b.port);
         this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED,
                 NativeAllocator.UNLIMITED);
@@ -144,9 +143,9 @@ public final class PrefetchServer implements AutoCloseable {
         return (InetSocketAddress) serverChannel.localAddress();
     }
 
-    /** @return the dataset root */
+    /** @return the dataset root, absolute and normalized, as the builder was given it */
     public Path root() {
-        return root;
+        return root.path();
     }
 
     /**
@@ -262,6 +261,7 @@ public final class PrefetchServer implements AutoCloseable {
         private int port;
         private int ioThreads = 2;
         private NativeAllocator allocator = NativeAllocator.root();
+        private boolean allowSystemRoot;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -314,18 +314,27 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Serves a root of {@code /} or a system directory ({@code /etc}, {@code /usr}, {@code /home}, ... as
+         * {@link DatasetRoot#of} lists them), which {@link #start()} otherwise refuses: every client could read it.
+         *
+         * @return this
+         */
+        public Builder allowSystemRoot() {
+            this.allowSystemRoot = true;
+            return this;
+        }
+
+        /**
          * Binds and starts serving.
          *
          * @return the running server, owned by the caller
-         * @throws IOException if the root is not a directory, or the address cannot be bound: one line
+         * @throws IOException if the root is not a directory, or is {@code /} or a system directory without
+         *     {@link #allowSystemRoot()}, or the address cannot be bound: one line
          *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
          *     or the port in use
          */
         public PrefetchServer start() throws IOException {
-            if (!Files.isDirectory(root)) {
-                throw new IOException("dataset root " + root + " is not a directory");
-            }
-            return new PrefetchServer(this);
+            return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
         }
     }
 }

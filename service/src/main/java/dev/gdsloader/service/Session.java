@@ -13,7 +13,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,7 +41,7 @@ final class Session {
 
     private final String id;
     private final Channel channel;
-    private final Path root;
+    private final DatasetRoot root;
     private final Consumer<Session> onClosed;
     private final ExecutorService thread;
     /** The session's memory: its loader's and read-back's allocations, bounded by the server's allocator. */
@@ -61,7 +60,7 @@ final class Session {
     private HostReadback readback;
     private boolean closed;
 
-    Session(String id, Channel channel, Path root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
+    Session(String id, Channel channel, DatasetRoot root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
         this.id = id;
         this.channel = channel;
         this.root = root;
@@ -119,7 +118,8 @@ final class Session {
         }
         try {
             switch (f.type()) {
-                case Protocol.OPEN -> open(Protocol.JSON.treeToValue(f.body(), Messages.Open.class));
+                case Protocol.OPEN -> open(body(f, Messages.Open.class,
+                        "{\"dataset\": \"NAME\", \"options\": {\"batchSize\": N, ...}}"));
                 case Protocol.NEXT -> {
                     if (loader == null) {
                         fail("NEXT before OPEN: open a session first", false);
@@ -128,7 +128,7 @@ final class Session {
                     pendingNext++;
                     serve();
                 }
-                case Protocol.RELEASE -> release(Protocol.JSON.treeToValue(f.body(), Messages.Release.class).id());
+                case Protocol.RELEASE -> release(body(f, Messages.Release.class, "{\"id\": BATCH_ID}").id());
                 default -> fail("unknown message type '" + f.type() + "': expected OPEN, NEXT or RELEASE", false);
             }
         } catch (JsonProcessingException e) {
@@ -145,24 +145,34 @@ final class Session {
         }
     }
 
+    /** @return the frame's body as {@code type}; refused, naming the body expected, when absent or not an object */
+    private static <T> T body(Frame f, Class<T> type, String expected) throws JsonProcessingException {
+        if (f.body() == null || !f.body().isObject()) {
+            throw new IllegalArgumentException(f.type() + " has " + (f.body() == null || f.body().isMissingNode() ? "no body"
+                    : "a body that is not a JSON object") + ": expected \"body\": " + expected);
+        }
+        return Protocol.JSON.treeToValue(f.body(), type);
+    }
+
     private void open(Messages.Open o) throws IOException {
         if (loader != null) {
             throw new IllegalArgumentException("session " + id + " is already open: one OPEN per connection");
         }
-        if (o.dataset() == null || o.dataset().isBlank()) {
-            throw new IllegalArgumentException("option 'dataset' is missing: name a dataset directory under the server's root");
-        }
-        Path dir = root.resolve(o.dataset()).normalize();
-        if (!dir.startsWith(root) || !Files.exists(dir)) {
-            throw new IllegalArgumentException("unknown dataset '" + o.dataset() + "': no such directory or shard under the dataset root " + root);
-        }
+        Path dir = root.resolve(o.dataset());
         Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
         GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions()).allocator(allocator);
         GdsLoader l;
         try {
             l = b.build();
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot open dataset '" + o.dataset() + "': " + e.getMessage(), e);
+            LOG.log(Level.INFO, "gdsloader: session " + id + ": dataset '" + o.dataset() + "' cannot be opened", e);
+            throw new IllegalArgumentException("dataset '" + o.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
+        }
+        try {
+            root.requireInside(l.dataset(), o.dataset()); // what the loader opened, checked once more
+        } catch (IOException | RuntimeException e) {
+            l.close();
+            throw e;
         }
         boolean onDevice = l.pathTaken().onDevice();
         Delivery chosen = switch (wanted) {
@@ -289,8 +299,9 @@ final class Session {
         serve();
     }
 
+    /** Answers ERROR; the message goes through {@link DatasetRoot#forClients} (no root path, no file bytes). */
     private void fail(String message, boolean fatal) {
-        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(message, fatal)));
+        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(root.forClients(message), fatal)));
         if (fatal) {
             f.addListener(ChannelFutureListener.CLOSE);
         }

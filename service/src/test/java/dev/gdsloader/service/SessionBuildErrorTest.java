@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,9 +40,7 @@ class SessionBuildErrorTest {
         Files.createDirectories(root.resolve("big"));
         NpyWriter.write(root.resolve("big").resolve("x-00000.npy"), DType.UINT8, new long[] {RECORDS}, new byte[RECORDS]);
         ServiceShards.write(root.resolve("train"), 10, 10);
-        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"), "system property gds.jvm.flags"),
-                "-Xmx64m", "-cp", ChildJvm.classPath(), ServerChild.class.getName(), root.toString()))
+        Process p = ChildJvm.command(ServerChild.class, List.of("-Xmx64m"), root.toString())
                 .redirectError(root.resolve("child.err").toFile()).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
              Writer in = p.outputWriter(StandardCharsets.UTF_8)) {
