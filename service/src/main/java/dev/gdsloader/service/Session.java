@@ -223,12 +223,7 @@ final class Session {
             }
             Batch b = epoch.next();
             servedInEpoch++;
-            try {
-                send(b);
-            } catch (RuntimeException e) {
-                b.close();
-                throw e;
-            }
+            send(b);
         }
     }
 
@@ -240,41 +235,53 @@ final class Session {
         return epoch == null ? lent.isEmpty() : lent.size() < loader.slots();
     }
 
+    /**
+     * Sends a batch, taking it over: a CUDA_IPC batch is lent until the client's RELEASE; every other outcome closes
+     * it here, a failure too (an Error such as no direct memory for the payload included), so its slot comes back.
+     */
     private void send(Batch b) {
-        long idNow = nextId++;
-        List<Messages.Column> cols = new ArrayList<>();
-        if (delivery == Delivery.CUDA_IPC) {
-            b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
-            for (ColumnView c : b.columns()) {
-                DeviceBuffer buf = c.deviceBuffer().orElseThrow();
-                String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
-                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
-            }
-            lent.put(idNow, b);
-            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
-            return;
-        }
-        long total = b.bytes();
-        if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
-            throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
-                    + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
-        }
-        ByteBuf payload = channel.alloc().directBuffer((int) total);
-        try (b) {
-            for (ColumnView c : b.columns()) {
-                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
-                if (c.onDevice()) {
-                    download(b, c, payload);
-                } else {
-                    payload.writeBytes(c.hostSegment().asByteBuffer());
+        boolean lentOut = false;
+        try {
+            long idNow = nextId++;
+            List<Messages.Column> cols = new ArrayList<>();
+            if (delivery == Delivery.CUDA_IPC) {
+                b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
+                for (ColumnView c : b.columns()) {
+                    DeviceBuffer buf = c.deviceBuffer().orElseThrow();
+                    String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
+                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
                 }
+                lent.put(idNow, b);
+                lentOut = true;
+                channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
+                return;
             }
-        } catch (RuntimeException e) {
-            payload.release();
-            throw e;
+            long total = b.bytes();
+            if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
+                throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
+                        + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
+            }
+            ByteBuf payload = channel.alloc().directBuffer((int) total);
+            try {
+                for (ColumnView c : b.columns()) {
+                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
+                    if (c.onDevice()) {
+                        download(b, c, payload);
+                    } else {
+                        payload.writeBytes(c.hostSegment().asByteBuffer());
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                payload.release();
+                throw e;
+            }
+            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        } finally {
+            if (!lentOut) {
+                b.close();
+            }
         }
-        channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
-                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     private static Messages.BatchHeader header(Batch b, long id, List<Messages.Column> cols) {
