@@ -48,7 +48,9 @@ import java.util.logging.Logger;
  * of {@link Builder#allocator} (default the process root) and each session a child of that, so every session's
  * loader is bounded by the same budgets ({@link #allocator()} shows what they hold). A client's disconnect frees its
  * session. A request the server refuses (unknown dataset, bad option) is answered with an {@code ERROR} naming
- * what was wrong; the server keeps serving. Thread-safe.
+ * what was wrong; the server keeps serving. Dataset names resolve under the root by real paths ({@link DatasetRoot}:
+ * a dataset or any file of it that links outside the root is refused), and errors sent to clients carry neither the
+ * root's absolute path nor file bytes. Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
@@ -126,7 +128,8 @@ public final class PrefetchServer implements AutoCloseable {
 
     /**
      * @param datasetRoot the directory whose datasets clients may open (by paths relative to it); nothing outside
-     *     it is served
+     *     its real path is served ({@link DatasetRoot}); {@code /} or a system directory only with
+     *     {@link Builder#allowSystemRoot()}
      * @return a builder: bind 127.0.0.1, port 0 (ephemeral), 2 I/O threads
      */
     public static Builder builder(Path datasetRoot) {
