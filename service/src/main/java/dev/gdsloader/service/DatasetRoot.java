@@ -115,7 +115,7 @@ public final class DatasetRoot {
         }
         requireInside(name, p, pReal, name);
         if (Files.isDirectory(pReal)) {
-            for (Path f : opened(p)) {
+            for (Path f : opened(name, p)) {
                 requireInside(name, f, null, relative(f));
             }
         } else {
@@ -165,12 +165,12 @@ public final class DatasetRoot {
     }
 
     /** The files {@code Dataset.open} opens in a directory: its manifest and the shards it lists, or its shard files. */
-    private List<Path> opened(Path dir) throws IOException {
+    private List<Path> opened(String name, Path dir) throws IOException {
         List<Path> files = new ArrayList<>();
         Path manifest = dir.resolve(DatasetManifest.FILE_NAME);
         if (Files.exists(manifest) || Files.isSymbolicLink(manifest)) {
             files.add(manifest);
-            requireInside(relative(dir), manifest, null, relative(manifest)); // before reading it
+            requireInside(name, manifest, null, relative(manifest)); // before reading it
             if (Files.exists(manifest)) {
                 try {
                     for (ShardEntry e : DatasetManifest.read(manifest).shards()) {

@@ -122,6 +122,7 @@ class SafeRootTest extends ServiceTestBase {
                 .write(outside);
         Files.createSymbolicLink(man2.resolve(DatasetManifest.FILE_NAME), outside.resolve(DatasetManifest.FILE_NAME));
         assertTrue(refused("man2").contains("its entry 'man2/dataset.json' leads outside"));
+        assertTrue(refused("./man2/").contains("dataset './man2/' refused: its entry 'man2/dataset.json' leads outside"));
     }
 
     @Test
