@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
                 + "one loader per client session, batches delivered over TCP or, on the same host and GPU, as CUDA IPC handles. "
                 + "Prints the address it listens on; runs until stopped.")
 final class ServeCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DATASET_ROOT", description = "directory whose datasets clients may open, by paths relative to it")
+    @Parameters(index = "0", paramLabel = "DATASET_ROOT", description = "directory whose datasets clients may open, by paths relative to it; links leading outside it are refused")
     Path root;
 
     @Option(names = "--port", defaultValue = "0", description = "TCP port; 0 picks a free one (printed) (default: ${DEFAULT-VALUE})")
@@ -26,9 +26,17 @@ final class ServeCommand implements Callable<Integer> {
             description = "address to listen on; the protocol has no authentication, so loopback by default (default: ${DEFAULT-VALUE})")
     String bind;
 
+    @Option(names = "--allow-system-root",
+            description = "serve DATASET_ROOT even if it is / or a system directory (/etc, /usr, /home, ...), which is refused otherwise")
+    boolean allowSystemRoot;
+
     @Override
     public Integer call() throws Exception {
-        PrefetchServer server = PrefetchServer.builder(root).bind(bind).port(port).start();
+        PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port);
+        if (allowSystemRoot) {
+            b.allowSystemRoot();
+        }
+        PrefetchServer server = b.start();
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));
         System.out.println("gdsloader: serving " + server.root() + " on " + server.address().getHostString() + ":" + server.port());
         System.out.flush();

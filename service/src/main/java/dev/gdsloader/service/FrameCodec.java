@@ -53,7 +53,9 @@ final class FrameCodec extends MessageToMessageCodec<ByteBuf, Frame> {
         try (ByteBufInputStream s = new ByteBufInputStream(in.readSlice(headerLength))) {
             h = Protocol.JSON.readTree((java.io.InputStream) s);
         }
-        if (h == null || !h.isObject() || !h.path("version").canConvertToInt() || !h.path("type").isTextual()) {
+        // isIntegralNumber: a version of 1.5 is not version 1 (canConvertToInt alone truncates it)
+        if (h == null || !h.isObject() || !h.path("version").isIntegralNumber() || !h.path("version").canConvertToInt()
+                || !h.path("type").isTextual()) {
             throw new CorruptedFrameException("header must be a JSON object with an int 'version' and a text 'type', got " + h);
         }
         out.add(new Frame(h.get("version").intValue(), h.get("type").textValue(), h.path("body"), in.readRetainedSlice(in.readableBytes())));

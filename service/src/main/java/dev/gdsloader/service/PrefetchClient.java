@@ -18,6 +18,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,7 +47,8 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * <p>Ownership: the client owns its event loop group, its channel, the frames it has received but not yet
+ * <p>Ownership: the client owns its event loop group (one daemon I/O thread, so a process that fails without
+ * closing the client still exits), its channel, the frames it has received but not yet
  * handed out, and its CUDA IPC mappings (opened once per handle with {@code cudaIpcOpenMemHandle}, closed with
  * {@code cudaIpcCloseMemHandle} at {@link #close()}; CUDA cannot open a handle in the process that created
  * it, so the client must be another process than the server for {@link Delivery#CUDA_IPC}). Each batch handed
@@ -72,7 +74,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         this.peer = b.host + ":" + b.port;
         this.timeoutMillis = b.timeout.toMillis();
         this.device = b.device;
-        this.group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        // a daemon I/O thread: a training script that fails without closing the client must still exit
+        this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-client", true), NioIoHandler.newFactory());
         try {
             Bootstrap bs = new Bootstrap().group(group).channel(NioSocketChannel.class)
                     .handler(new ChannelInitializer<SocketChannel>() {

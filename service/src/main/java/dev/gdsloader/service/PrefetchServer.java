@@ -20,7 +20,6 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
 import dev.gdsloader.memory.NativeAllocator;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -49,14 +48,16 @@ import java.util.logging.Logger;
  * of {@link Builder#allocator} (default the process root) and each session a child of that, so every session's
  * loader is bounded by the same budgets ({@link #allocator()} shows what they hold). A client's disconnect frees its
  * session. A request the server refuses (unknown dataset, bad option) is answered with an {@code ERROR} naming
- * what was wrong; the server keeps serving. Thread-safe.
+ * what was wrong; the server keeps serving. Dataset names resolve under the root by real paths ({@link DatasetRoot}:
+ * a dataset or any file of it that links outside the root is refused), and errors sent to clients carry neither the
+ * root's absolute path nor file bytes. Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
     /** How long {@link #close()} waits for sessions to free their loaders, ms (a loader's close waits up to 10 s). */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
 
-    private final Path root;
+    private final DatasetRoot root;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel serverChannel;
@@ -66,8 +67,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final NativeAllocator allocator;
     private volatile boolean closed;
 
-    private PrefetchServer(Builder b) throws IOException {
-        this.root = b.root;
+    private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
+        this.root = root;
         InetAddress address = resolve(b.bind, b.port);
         this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED,
                 NativeAllocator.UNLIMITED);
@@ -127,7 +128,8 @@ public final class PrefetchServer implements AutoCloseable {
 
     /**
      * @param datasetRoot the directory whose datasets clients may open (by paths relative to it); nothing outside
-     *     it is served
+     *     its real path is served ({@link DatasetRoot}); {@code /} or a system directory only with
+     *     {@link Builder#allowSystemRoot()}
      * @return a builder: bind 127.0.0.1, port 0 (ephemeral), 2 I/O threads
      */
     public static Builder builder(Path datasetRoot) {
@@ -144,9 +146,9 @@ public final class PrefetchServer implements AutoCloseable {
         return (InetSocketAddress) serverChannel.localAddress();
     }
 
-    /** @return the dataset root */
+    /** @return the dataset root, absolute and normalized, as the builder was given it */
     public Path root() {
-        return root;
+        return root.path();
     }
 
     /**
@@ -262,6 +264,7 @@ public final class PrefetchServer implements AutoCloseable {
         private int port;
         private int ioThreads = 2;
         private NativeAllocator allocator = NativeAllocator.root();
+        private boolean allowSystemRoot;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -314,18 +317,27 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Serves a root of {@code /} or a system directory ({@code /etc}, {@code /usr}, {@code /home}, ... as
+         * {@link DatasetRoot#of} lists them), which {@link #start()} otherwise refuses: every client could read it.
+         *
+         * @return this
+         */
+        public Builder allowSystemRoot() {
+            this.allowSystemRoot = true;
+            return this;
+        }
+
+        /**
          * Binds and starts serving.
          *
          * @return the running server, owned by the caller
-         * @throws IOException if the root is not a directory, or the address cannot be bound: one line
+         * @throws IOException if the root is not a directory, or is {@code /} or a system directory without
+         *     {@link #allowSystemRoot()}, or the address cannot be bound: one line
          *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
          *     or the port in use
          */
         public PrefetchServer start() throws IOException {
-            if (!Files.isDirectory(root)) {
-                throw new IOException("dataset root " + root + " is not a directory");
-            }
-            return new PrefetchServer(this);
+            return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
         }
     }
 }

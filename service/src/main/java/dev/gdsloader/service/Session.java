@@ -13,7 +13,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,7 +41,7 @@ final class Session {
 
     private final String id;
     private final Channel channel;
-    private final Path root;
+    private final DatasetRoot root;
     private final Consumer<Session> onClosed;
     private final ExecutorService thread;
     /** The session's memory: its loader's and read-back's allocations, bounded by the server's allocator. */
@@ -61,7 +60,7 @@ final class Session {
     private HostReadback readback;
     private boolean closed;
 
-    Session(String id, Channel channel, Path root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
+    Session(String id, Channel channel, DatasetRoot root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
         this.id = id;
         this.channel = channel;
         this.root = root;
@@ -119,7 +118,8 @@ final class Session {
         }
         try {
             switch (f.type()) {
-                case Protocol.OPEN -> open(Protocol.JSON.treeToValue(f.body(), Messages.Open.class));
+                case Protocol.OPEN -> open(body(f, Messages.Open.class,
+                        "{\"dataset\": \"NAME\", \"options\": {\"batchSize\": N, ...}}"));
                 case Protocol.NEXT -> {
                     if (loader == null) {
                         fail("NEXT before OPEN: open a session first", false);
@@ -128,7 +128,7 @@ final class Session {
                     pendingNext++;
                     serve();
                 }
-                case Protocol.RELEASE -> release(Protocol.JSON.treeToValue(f.body(), Messages.Release.class).id());
+                case Protocol.RELEASE -> release(body(f, Messages.Release.class, "{\"id\": BATCH_ID}").id());
                 default -> fail("unknown message type '" + f.type() + "': expected OPEN, NEXT or RELEASE", false);
             }
         } catch (JsonProcessingException e) {
@@ -145,24 +145,34 @@ final class Session {
         }
     }
 
+    /** @return the frame's body as {@code type}; refused, naming the body expected, when absent or not an object */
+    private static <T> T body(Frame f, Class<T> type, String expected) throws JsonProcessingException {
+        if (f.body() == null || !f.body().isObject()) {
+            throw new IllegalArgumentException(f.type() + " has " + (f.body() == null || f.body().isMissingNode() ? "no body"
+                    : "a body that is not a JSON object") + ": expected \"body\": " + expected);
+        }
+        return Protocol.JSON.treeToValue(f.body(), type);
+    }
+
     private void open(Messages.Open o) throws IOException {
         if (loader != null) {
             throw new IllegalArgumentException("session " + id + " is already open: one OPEN per connection");
         }
-        if (o.dataset() == null || o.dataset().isBlank()) {
-            throw new IllegalArgumentException("option 'dataset' is missing: name a dataset directory under the server's root");
-        }
-        Path dir = root.resolve(o.dataset()).normalize();
-        if (!dir.startsWith(root) || !Files.exists(dir)) {
-            throw new IllegalArgumentException("unknown dataset '" + o.dataset() + "': no such directory or shard under the dataset root " + root);
-        }
+        Path dir = root.resolve(o.dataset());
         Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
         GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions()).allocator(allocator);
         GdsLoader l;
         try {
             l = b.build();
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot open dataset '" + o.dataset() + "': " + e.getMessage(), e);
+            LOG.log(Level.INFO, "gdsloader: session " + id + ": dataset '" + o.dataset() + "' cannot be opened", e);
+            throw new IllegalArgumentException("dataset '" + o.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
+        }
+        try {
+            root.requireInside(l.dataset(), o.dataset()); // what the loader opened, checked once more
+        } catch (IOException | RuntimeException e) {
+            l.close();
+            throw e;
         }
         boolean onDevice = l.pathTaken().onDevice();
         Delivery chosen = switch (wanted) {
@@ -213,12 +223,7 @@ final class Session {
             }
             Batch b = epoch.next();
             servedInEpoch++;
-            try {
-                send(b);
-            } catch (RuntimeException e) {
-                b.close();
-                throw e;
-            }
+            send(b);
         }
     }
 
@@ -230,41 +235,53 @@ final class Session {
         return epoch == null ? lent.isEmpty() : lent.size() < loader.slots();
     }
 
+    /**
+     * Sends a batch, taking it over: a CUDA_IPC batch is lent until the client's RELEASE; every other outcome closes
+     * it here, a failure too (an Error such as no direct memory for the payload included), so its slot comes back.
+     */
     private void send(Batch b) {
-        long idNow = nextId++;
-        List<Messages.Column> cols = new ArrayList<>();
-        if (delivery == Delivery.CUDA_IPC) {
-            b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
-            for (ColumnView c : b.columns()) {
-                DeviceBuffer buf = c.deviceBuffer().orElseThrow();
-                String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
-                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
-            }
-            lent.put(idNow, b);
-            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
-            return;
-        }
-        long total = b.bytes();
-        if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
-            throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
-                    + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
-        }
-        ByteBuf payload = channel.alloc().directBuffer((int) total);
-        try (b) {
-            for (ColumnView c : b.columns()) {
-                cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
-                if (c.onDevice()) {
-                    download(b, c, payload);
-                } else {
-                    payload.writeBytes(c.hostSegment().asByteBuffer());
+        boolean lentOut = false;
+        try {
+            long idNow = nextId++;
+            List<Messages.Column> cols = new ArrayList<>();
+            if (delivery == Delivery.CUDA_IPC) {
+                b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
+                for (ColumnView c : b.columns()) {
+                    DeviceBuffer buf = c.deviceBuffer().orElseThrow();
+                    String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
+                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
                 }
+                lent.put(idNow, b);
+                lentOut = true;
+                channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
+                return;
             }
-        } catch (RuntimeException e) {
-            payload.release();
-            throw e;
+            long total = b.bytes();
+            if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
+                throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
+                        + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
+            }
+            ByteBuf payload = channel.alloc().directBuffer((int) total);
+            try {
+                for (ColumnView c : b.columns()) {
+                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
+                    if (c.onDevice()) {
+                        download(b, c, payload);
+                    } else {
+                        payload.writeBytes(c.hostSegment().asByteBuffer());
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                payload.release();
+                throw e;
+            }
+            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
+                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+        } finally {
+            if (!lentOut) {
+                b.close();
+            }
         }
-        channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
-                .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
 
     private static Messages.BatchHeader header(Batch b, long id, List<Messages.Column> cols) {
@@ -289,8 +306,9 @@ final class Session {
         serve();
     }
 
+    /** Answers ERROR; the message goes through {@link DatasetRoot#forClients} (no root path, no file bytes). */
     private void fail(String message, boolean fatal) {
-        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(message, fatal)));
+        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(root.forClients(message), fatal)));
         if (fatal) {
             f.addListener(ChannelFutureListener.CLOSE);
         }

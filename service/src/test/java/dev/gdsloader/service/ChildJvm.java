@@ -36,15 +36,9 @@ final class ChildJvm {
      * @throws Exception if it cannot be started or its output read
      */
     static Result runIpcChild(Path dir, long timeoutSeconds, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
-                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
-                "-cp", classPath(),
-                IpcChild.class.getName()));
-        cmd.addAll(List.of(args));
         Path out = Files.createTempFile(dir, "child", ".out");
         Path err = Files.createTempFile(dir, "child", ".err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = command(IpcChild.class, List.of(), args).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         int exit = -1;
         if (p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             exit = p.exitValue();
@@ -52,6 +46,23 @@ final class ChildJvm {
             p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
         return new Result(exit, Files.readAllLines(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    /**
+     * @param main the class whose {@code main} the child runs
+     * @param jvmOptions JVM options after the project's flags (e.g. {@code -Xmx64m})
+     * @param args the child's arguments
+     * @return a process builder for a child JVM with the project's JVM flags and this JVM's class path
+     * @throws Exception if the class path cannot be read
+     */
+    static ProcessBuilder command(Class<?> main, List<String> jvmOptions, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)")));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", classPath(), main.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd);
     }
 
     /**

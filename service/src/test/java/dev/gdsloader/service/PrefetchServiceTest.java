@@ -19,6 +19,7 @@ import java.io.DataOutputStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -144,7 +145,7 @@ class PrefetchServiceTest extends ServiceTestBase {
         var unknown = assertThrows(PrefetchServiceException.class, () -> client().dataset("nope").open());
         assertTrue(unknown.getMessage().contains("unknown dataset 'nope'"), unknown.getMessage());
         var outside = assertThrows(PrefetchServiceException.class, () -> client().dataset("../..").open());
-        assertTrue(outside.getMessage().contains("unknown dataset '../..'"), outside.getMessage());
+        assertTrue(outside.getMessage().contains("dataset '../..' refused"), outside.getMessage());
         var batch = assertThrows(PrefetchServiceException.class, () -> client().batchSize(0).open());
         assertTrue(batch.getMessage().contains("batchSize"), batch.getMessage());
         var depth = assertThrows(IllegalArgumentException.class, () -> client().prefetchDepth(65));
@@ -206,6 +207,66 @@ class PrefetchServiceTest extends ServiceTestBase {
         awaitSessions(0);
         try (PrefetchClient c = client().open()) {
             assertTrue(c.iterator().hasNext());
+        }
+    }
+
+    /** OPEN without a body, or with one that is not an object, gets an ERROR naming what is missing (not an NPE). */
+    @Test
+    void anOpenWithoutABodyIsRefusedNamingTheBodyExpected() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            var out = new DataOutputStream(s.getOutputStream());
+            var in = new DataInputStream(s.getInputStream());
+            for (String open : List.of("{\"version\":2,\"type\":\"OPEN\"}", "{\"version\":2,\"type\":\"OPEN\",\"body\":null}",
+                    "{\"version\":2,\"type\":\"OPEN\",\"body\":[]}")) {
+                write(out, open);
+                String err = read(in);
+                assertTrue(err.contains("\"ERROR\"") && err.contains("OPEN has") && err.contains("expected \\\"body\\\": {\\\"dataset\\\"")
+                        && !err.contains("NullPointerException") && err.contains("\"fatal\":false"), open + " -> " + err);
+            }
+            write(out, "{\"version\":2,\"type\":\"RELEASE\"}");
+            String err = read(in);
+            assertTrue(err.contains("RELEASE has no body") && !err.contains("NullPointerException"), err);
+            write(out, "{\"version\":2,\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"batchSize\":4}}}");
+            assertTrue(read(in).contains("\"OPENED\""), "the connection stays usable");
+        }
+        awaitSessions(0);
+    }
+
+    /** A version of 1.5 is not version 1 (nor 2): the header is refused, fatally, naming the field. */
+    @Test
+    void aFractionalProtocolVersionIsRefused() throws Exception {
+        for (String version : List.of("1.5", "2.0", "2.5", "\"2\"")) {
+            try (Socket s = new Socket("127.0.0.1", server.port())) {
+                s.setSoTimeout(10_000);
+                var out = new DataOutputStream(s.getOutputStream());
+                write(out, "{\"version\":" + version + ",\"type\":\"OPEN\",\"body\":{\"dataset\":\"train\",\"options\":{\"batchSize\":4}}}");
+                String err = read(new DataInputStream(s.getInputStream()));
+                assertTrue(err.contains("\"ERROR\"") && err.contains("int 'version'") && err.contains("\"fatal\":true"), version + " -> " + err);
+                assertEquals(-1, s.getInputStream().read(), "the server closes the connection");
+            }
+        }
+        awaitSessions(0);
+    }
+
+    /**
+     * A client whose server goes away mid-epoch throws; a process that lets the exception end {@code main} without
+     * closing the client must still exit (the client's I/O thread is a daemon).
+     */
+    @Test
+    void aClientProcessThatFailsWithoutClosingItsClientExits() throws Exception {
+        Process p = ChildJvm.command(ClientChild.class, List.of(), Integer.toString(server.port()))
+                .redirectError(root.resolve("client.err").toFile()).start();
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String first = out.readLine();
+            assertEquals("reading", first, Files.readString(root.resolve("client.err")));
+            server.close();
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the client JVM did not exit after its error");
+            assertEquals(1, p.exitValue());
+            assertTrue(Files.readString(root.resolve("client.err")).contains("PrefetchServiceException"),
+                    Files.readString(root.resolve("client.err")));
+        } finally {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
     }
 

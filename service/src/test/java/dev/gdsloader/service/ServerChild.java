@@ -1,5 +1,6 @@
 package dev.gdsloader.service;
 
+import dev.gdsloader.memory.LeakDetector;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,9 @@ import java.nio.file.Path;
 /**
  * A prefetch server in a child JVM (so a test can give it a small heap): {@code ServerChild ROOT} starts a server
  * on an ephemeral loopback port over {@code ROOT}, prints {@code port N}, and for each line read from standard
- * input prints {@code sessions N}; at end of input it closes the server and exits 0.
+ * input waits up to 15 s for the sessions to be freed, collects garbage and prints {@code sessions N leaks M} (M: batches
+ * and native buffers the leak detector saw collected unclosed; run the child with
+ * {@code -Dgdsloader.leakDetection.level=paranoid} to track every one); at end of input it closes the server and exits 0.
  */
 final class ServerChild {
     private ServerChild() {
@@ -24,7 +27,11 @@ final class ServerChild {
                 while (server.sessions() > 0 && System.nanoTime() < deadline) {
                     Thread.sleep(10);
                 }
-                System.out.println("sessions " + server.sessions());
+                for (int i = 0; i < 5; i++) { // a batch or buffer dropped without being closed is reported at GC
+                    System.gc();
+                    Thread.sleep(100);
+                }
+                System.out.println("sessions " + server.sessions() + " leaks " + LeakDetector.leaksReported());
                 System.out.flush();
             }
         }

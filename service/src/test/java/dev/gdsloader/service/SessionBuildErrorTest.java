@@ -1,6 +1,7 @@
 package dev.gdsloader.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,16 +17,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A session whose loader cannot be built because the server JVM runs out of heap (a real OutOfMemoryError in a
- * real server, {@link ServerChild}, run with a 64 MiB heap): the client gets an ERROR naming it instead of waiting
- * forever, the server frees the session and goes on serving.
+ * A session that fails with an {@link Error} in a real server ({@link ServerChild}, run with a small heap or little
+ * direct memory): the client gets an ERROR naming it instead of waiting forever, the server frees the session (every
+ * batch back, nothing left in its allocator) and goes on serving.
  */
 @Timeout(120)
 class SessionBuildErrorTest {
@@ -36,27 +36,27 @@ class SessionBuildErrorTest {
     @TempDir
     Path root;
 
-    @Test
-    void anOutOfMemoryErrorBuildingTheSessionIsAnsweredWithAnErrorAndTheSessionIsFreed() throws Exception {
-        Files.createDirectories(root.resolve("big"));
-        NpyWriter.write(root.resolve("big").resolve("x-00000.npy"), DType.UINT8, new long[] {RECORDS}, new byte[RECORDS]);
+    /** The body of a test against a server child: its port. */
+    private interface WithServer {
+        void run(int port) throws Exception;
+    }
+
+    /** Runs {@code test} against a {@link ServerChild} over {@link #root}, then checks it freed the session and serves on. */
+    private void withServerChild(List<String> jvmOptions, WithServer test) throws Exception {
         ServiceShards.write(root.resolve("train"), 10, 10);
-        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"), "system property gds.jvm.flags"),
-                "-Xmx64m", "-cp", ChildJvm.classPath(), ServerChild.class.getName(), root.toString()))
-                .redirectError(root.resolve("child.err").toFile()).start();
+        Path err = root.resolve("child.err");
+        List<String> options = new java.util.ArrayList<>(jvmOptions);
+        options.add("-Dgdsloader.leakDetection.level=paranoid");
+        Process p = ChildJvm.command(ServerChild.class, options, root.toString()).redirectError(err.toFile()).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
              Writer in = p.outputWriter(StandardCharsets.UTF_8)) {
             String first = out.readLine();
-            assertTrue(first != null && first.startsWith("port "), first + " / " + Files.readString(root.resolve("child.err")));
+            assertTrue(first != null && first.startsWith("port "), first + " / " + Files.readString(err));
             int port = Integer.parseInt(first.substring(5));
-            var e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1", port).dataset("big")
-                    .batchSize(RECORDS).shuffle(Shuffle.GLOBAL, 42).prefetchDepth(64).path(ReadPath.HOST)
-                    .timeout(Duration.ofSeconds(30)).open());
-            assertTrue(e.getMessage().contains("OutOfMemoryError"), e.getMessage());
+            test.run(port);
             in.write("\n");
             in.flush();
-            assertEquals("sessions 0", out.readLine(), "the failed session is freed");
+            assertEquals("sessions 0 leaks 0", out.readLine(), "the failed session is freed, every batch closed");
             try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", port).dataset("train").batchSize(4)
                     .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open()) {
                 long n = 0;
@@ -72,6 +72,38 @@ class SessionBuildErrorTest {
                 p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
         }
-        assertEquals(0, p.exitValue(), Files.readString(root.resolve("child.err")));
+        assertEquals(0, p.exitValue(), Files.readString(err));
+        String log = Files.readString(err);
+        assertFalse(log.contains("did not close cleanly") || log.contains("LEAK") || log.contains("was not closed"),
+                "the session gave everything back: " + log);
+    }
+
+    @Test
+    void anOutOfMemoryErrorBuildingTheSessionIsAnsweredWithAnErrorAndTheSessionIsFreed() throws Exception {
+        Files.createDirectories(root.resolve("big"));
+        NpyWriter.write(root.resolve("big").resolve("x-00000.npy"), DType.UINT8, new long[] {RECORDS}, new byte[RECORDS]);
+        withServerChild(List.of("-Xmx64m"), port -> {
+            var e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1", port).dataset("big")
+                    .batchSize(RECORDS).shuffle(Shuffle.GLOBAL, 42).prefetchDepth(64).path(ReadPath.HOST)
+                    .timeout(Duration.ofSeconds(30)).open());
+            assertTrue(e.getMessage().contains("OutOfMemoryError"), e.getMessage());
+        });
+    }
+
+    /** A host-delivered batch of 16 MiB in a server with 8 MiB of direct memory: no room for the frame's payload. */
+    @Test
+    void anOutOfMemoryErrorSendingABatchClosesTheBatchAndFreesTheSession() throws Exception {
+        int recordBytes = 1 << 20;
+        Files.createDirectories(root.resolve("wide"));
+        NpyWriter.write(root.resolve("wide").resolve("x-00000.npy"), DType.UINT8, new long[] {32, recordBytes},
+                new byte[32 * recordBytes]);
+        withServerChild(List.of("-XX:MaxDirectMemorySize=8m"), port -> {
+            try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", port).dataset("wide").batchSize(16).prefetchDepth(2)
+                    .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open()) {
+                var e = assertThrows(PrefetchServiceException.class, () -> c.iterator().hasNext());
+                assertTrue(e.getMessage().contains("OutOfMemoryError") || e.getMessage().contains("OutOfDirectMemoryError"),
+                        e.getMessage());
+            }
+        });
     }
 }
