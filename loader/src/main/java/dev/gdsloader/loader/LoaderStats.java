@@ -20,13 +20,36 @@ import dev.gdsloader.memory.MemoryUsage;
  */
 public record LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
                           long ioNanos, int slotsInFlight, MemoryUsage memory, long registrationNanos) {
-    /** Counters with a memory snapshot and no registration time. */
+    /**
+     * Counters with a memory snapshot and no registration time; the parameters as in the record's.
+     *
+     * @param path the path the batches took
+     * @param batches batches handed to the consumer
+     * @param bytes useful bytes delivered
+     * @param storageBytes bytes read from storage
+     * @param wallNanos from the start of the epoch to the last batch handed over
+     * @param stallNanos time the consumer waited inside {@code next()}
+     * @param ioNanos time the I/O threads spent reading, summed over threads
+     * @param slotsInFlight slots holding a batch now
+     * @param memory native memory the loader's allocator holds now
+     */
     public LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
                        long ioNanos, int slotsInFlight, MemoryUsage memory) {
         this(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, memory, 0);
     }
 
-    /** Counters without a memory snapshot ({@link MemoryUsage#NONE}). */
+    /**
+     * Counters without a memory snapshot ({@link MemoryUsage#NONE}) or registration time.
+     *
+     * @param path the path the batches took
+     * @param batches batches handed to the consumer
+     * @param bytes useful bytes delivered
+     * @param storageBytes bytes read from storage
+     * @param wallNanos from the start of the epoch to the last batch handed over
+     * @param stallNanos time the consumer waited inside {@code next()}
+     * @param ioNanos time the I/O threads spent reading, summed over threads
+     * @param slotsInFlight slots holding a batch now
+     */
     public LoaderStats(PathTaken path, long batches, long bytes, long storageBytes, long wallNanos, long stallNanos,
                        long ioNanos, int slotsInFlight) {
         this(path, batches, bytes, storageBytes, wallNanos, stallNanos, ioNanos, slotsInFlight, MemoryUsage.NONE);

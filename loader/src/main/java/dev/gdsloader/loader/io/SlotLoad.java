@@ -245,6 +245,7 @@ public final class SlotLoad {
         }
     }
 
+    /** @return pool tasks the batch started last was grouped into (its operations, about 256 KiB or 512 to a task) */
     public int taskCount() {
         return taskCount;
     }

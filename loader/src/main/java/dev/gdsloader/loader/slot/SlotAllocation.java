@@ -13,6 +13,10 @@ import java.util.List;
 public final class SlotAllocation {
     private final List<AutoCloseable> made = new ArrayList<>();
 
+    /** An empty record of one slot's allocations; {@link #build} makes one for each slot. */
+    public SlotAllocation() {
+    }
+
     /**
      * @param resource a freshly allocated resource (not null)
      * @param <T> its type
