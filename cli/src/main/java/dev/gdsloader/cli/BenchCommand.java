@@ -20,7 +20,7 @@ import picocli.CommandLine.Parameters;
  * {@code O_DIRECT} ceiling of the same data in the same run.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Load a dataset through every available path (GDS, BOUNCE, HOST), verify every batch, "
+        description = "Load a dataset through every available path (MAPPED, GDS, BOUNCE, HOST), verify every batch, "
                 + "and print GB/s (1e9 bytes/s) per path next to the raw O_DIRECT read ceiling. "
                 + "Without DATA it generates ~1 GiB of shards in a temporary directory and deletes them afterwards.")
 final class BenchCommand implements Callable<Integer> {

@@ -18,7 +18,7 @@ final class BenchOptions {
     static final Checks.Range THREADS = new Checks.Range("--threads", 1, LoaderOptions.MAX_IO_THREADS);
     static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
 
-    @Option(names = "--paths", split = ",", description = "paths to run: GDS, BOUNCE, HOST (default: all available)")
+    @Option(names = "--paths", split = ",", description = "paths to run: MAPPED, GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();
 
     @Option(names = "--shuffle", defaultValue = "none", converter = ShuffleConverter.class,

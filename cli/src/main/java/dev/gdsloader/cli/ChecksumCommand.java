@@ -25,7 +25,7 @@ final class ChecksumCommand implements Callable<Integer> {
     @Parameters(arity = "1", description = "a .npy shard or a dataset directory")
     Path data;
 
-    @Option(names = "--path", defaultValue = "AUTO", description = "AUTO, GDS, BOUNCE or HOST (default: ${DEFAULT-VALUE})")
+    @Option(names = "--path", defaultValue = "AUTO", description = "AUTO, MAPPED, GDS, BOUNCE or HOST (default: ${DEFAULT-VALUE})")
     ReadPath path;
 
     @Option(names = "--batch-size", defaultValue = "1024", description = "records per batch (default: ${DEFAULT-VALUE})")

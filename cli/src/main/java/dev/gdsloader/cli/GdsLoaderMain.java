@@ -37,6 +37,10 @@ public final class GdsLoaderMain {
         } catch (OutOfMemoryError e) {
             System.err.println("gdsloader: " + message(e));
             status = 2;
+        } catch (ExceptionInInitializerError e) {
+            // a bad -D setting read once per JVM (e.g. gdsloader.memory.hostLimit): one line, not a stack trace
+            System.err.println("gdsloader: " + message(e.getCause() != null ? e.getCause() : e));
+            status = 2;
         }
         System.exit(status);
     }

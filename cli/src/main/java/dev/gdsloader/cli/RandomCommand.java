@@ -66,12 +66,13 @@ final class RandomCommand implements Callable<Integer> {
 
     private static final Checks.Range THREADS = new Checks.Range("--threads", 1, 256);
     private static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, 1000);
+    private static final Checks.Range DEPTH = BenchOptions.DEPTH; // declared here too: out-of-int values name it
 
     @Override
     public Integer call() throws Exception {
         THREADS.check(threads); // before the table header and the ceiling phase
         ROUNDS.check(rounds);
-        BenchOptions.DEPTH.check(depth);
+        DEPTH.check(depth);
         if (hot && dropCaches) {
             throw new IllegalArgumentException("--hot and --drop-caches both given: --hot warms the page cache, --drop-caches empties it");
         }

@@ -26,11 +26,15 @@ class GdsLoaderMainProcessTest {
     }
 
     private Result main(String... args) throws IOException, InterruptedException {
+        return mainWith(List.of(), args);
+    }
+
+    private Result mainWith(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
-                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)"),
-                "-cp", System.getProperty("java.class.path"),
-                GdsLoaderMain.class.getName()));
+                        "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)")));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), GdsLoaderMain.class.getName()));
         cmd.addAll(List.of(args));
         Path out = dir.resolve("stdout.txt");
         Path err = dir.resolve("stderr.txt");
@@ -51,6 +55,18 @@ class GdsLoaderMainProcessTest {
         assertEquals(1, lines.size(), r.toString());
         assertTrue(lines.get(0).contains(empty.toString()), r.toString());
         assertTrue(r.err().lines().noneMatch(l -> l.trim().startsWith("at ")), "no stack trace without -Dgdsloader.debug: " + r);
+    }
+
+    @Test
+    void aBadMemoryBudgetPropertyIsOneLineAndExitTwoAndUnitsAreTaken() throws Exception {
+        Result bad = mainWith(List.of("-Dgdsloader.memory.hostLimit=abc"), "doctor"); // doctor prints the root's budget
+        assertEquals(2, bad.exit(), bad.toString());
+        assertTrue(bad.err().contains("gdsloader.memory.hostLimit must be a byte count >= 0 (e.g. 68719476736 or 64GiB), "
+                + "got 'abc'"), bad.toString());
+        assertTrue(bad.err().lines().noneMatch(l -> l.trim().startsWith("at ") || l.contains("Exception in thread")),
+                "no stack trace: " + bad);
+        Result units = mainWith(List.of("-Dgdsloader.memory.hostLimit=1GiB"), "doctor");
+        assertTrue(units.out().contains("1.0 GiB") || units.out().contains("1073741824"), units.toString());
     }
 
     @Test

@@ -314,5 +314,8 @@ class OptionChecksTest {
                 latency.toString());
         CommandRun depth = CommandRun.execute(GdsLoaderMain.class, "sweep", "--depth", "99999999999", d.toString());
         assertTrue(depth.err().contains("--depth: '99999999999' is out of range: must be 1..64"), depth.toString());
+        CommandRun randomDepth = CommandRun.execute(GdsLoaderMain.class, "random", "--depth", "abc", d.toString());
+        assertTrue(randomDepth.err().startsWith("gdsloader random: --depth: 'abc' is not a whole number in 1..64\n"),
+                randomDepth.toString());
     }
 }

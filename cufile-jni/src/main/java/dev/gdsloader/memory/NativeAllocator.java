@@ -85,19 +85,35 @@ public final class NativeAllocator implements AutoCloseable {
                 .getOperatingSystemMXBean()).getTotalMemorySize();
     }
 
+    /**
+     * Reads a budget from a system property: a byte count, or a number with a binary unit ({@code KiB}, {@code MiB},
+     * {@code GiB}, {@code TiB}; {@code K}, {@code M}, {@code G}, {@code T} the same), as the CLI's byte options take.
+     */
     static long limitFrom(String property, String value, long otherwise) {
         if (value == null || value.isBlank()) {
             return otherwise;
         }
-        try {
-            long v = Long.parseLong(value.trim());
-            if (v >= 0) {
-                return v;
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([KMGT]?)(i?B)?", java.util.regex.Pattern.CASE_INSENSITIVE)
+                .matcher(value.trim());
+        if (m.matches()) {
+            int shift = switch (m.group(2).toUpperCase(java.util.Locale.ROOT)) {
+                case "K" -> 10;
+                case "M" -> 20;
+                case "G" -> 30;
+                case "T" -> 40;
+                default -> 0;
+            };
+            try {
+                long v = Long.parseLong(m.group(1));
+                if (v <= (Long.MAX_VALUE >> shift)) {
+                    return v << shift;
+                }
+            } catch (NumberFormatException e) {
+                // too large: reported below
             }
-        } catch (NumberFormatException e) {
-            // reported below
         }
-        throw new IllegalArgumentException(property + " must be a byte count >= 0, got '" + value + "'");
+        throw new IllegalArgumentException(property + " must be a byte count >= 0 (e.g. 68719476736 or 64GiB), got '"
+                + value + "'");
     }
 
     /**

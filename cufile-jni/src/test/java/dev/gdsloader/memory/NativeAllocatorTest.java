@@ -159,11 +159,17 @@ class NativeAllocatorTest {
     }
 
     @Test
-    void limitsComeFromPropertiesAsByteCounts() {
+    void limitsComeFromPropertiesAsByteCountsWithOrWithoutBinaryUnits() {
         assertEquals(7, NativeAllocator.limitFrom("p", null, 7));
         assertEquals(1073741824L, NativeAllocator.limitFrom("p", " 1073741824 ", 7));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeAllocator.limitFrom("p", "1G", 7));
-        assertEquals("p must be a byte count >= 0, got '1G'", e.getMessage());
+        assertEquals(1073741824L, NativeAllocator.limitFrom("p", "1G", 7));
+        assertEquals(1048576L, NativeAllocator.limitFrom("p", "1MiB", 7));
+        assertEquals(64L << 30, NativeAllocator.limitFrom("p", "64 GiB", 7));
+        assertEquals(4096L, NativeAllocator.limitFrom("p", "4kib", 7));
+        for (String bad : new String[] {"abc", "-1", "1.5G", "1PiB", "99999999999T"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeAllocator.limitFrom("p", bad, 7));
+            assertEquals("p must be a byte count >= 0 (e.g. 68719476736 or 64GiB), got '" + bad + "'", e.getMessage());
+        }
         assertThrows(IllegalArgumentException.class, () -> NativeAllocator.root().newChild("x", -1, 0));
         long half = NativeAllocator.hostMemoryBytes() / 2;
         assertEquals(Long.getLong(NativeAllocator.HOST_LIMIT_PROPERTY, half), NativeAllocator.root().hostLimit());

@@ -36,9 +36,11 @@ import java.util.stream.Stream;
  * <p>Immutable and thread-safe.
  */
 public final class DatasetRoot {
-    /** Roots refused unless {@code allowSystemRoot}: the file system root and the system's own directories. */
-    private static final Set<String> SYSTEM_DIRECTORIES = Set.of("/", "/etc", "/usr", "/bin", "/sbin", "/proc", "/sys",
-            "/dev", "/boot", "/root", "/var", "/home");
+    /** Refused as roots unless {@code allowSystemRoot}, themselves only: they hold users' and services' own trees. */
+    private static final Set<String> SYSTEM_DIRECTORIES = Set.of("/", "/var", "/home");
+    /** Refused as roots unless {@code allowSystemRoot}, with every directory under them: the system's own files. */
+    private static final List<String> SYSTEM_TREES = List.of("/etc", "/usr", "/bin", "/sbin", "/proc", "/sys", "/dev",
+            "/boot", "/root", "/run", "/var/lib", "/var/log", "/var/run");
 
     private final Path given;
     private final Path real;
@@ -50,9 +52,10 @@ public final class DatasetRoot {
 
     /**
      * @param root the directory to serve
-     * @param allowSystemRoot accept {@code /} and system directories ({@code /etc}, {@code /usr}, {@code /bin},
-     *     {@code /sbin}, {@code /lib*}, {@code /proc}, {@code /sys}, {@code /dev}, {@code /boot}, {@code /root},
-     *     {@code /var}, {@code /home} itself), by the path given or by its real path
+     * @param allowSystemRoot accept {@code /}, {@code /var} and {@code /home} themselves, and system trees with every
+     *     directory under them ({@code /etc}, {@code /usr}, {@code /bin}, {@code /sbin}, {@code /lib*}, {@code /proc},
+     *     {@code /sys}, {@code /dev}, {@code /boot}, {@code /root}, {@code /run}, {@code /var/lib}, {@code /var/log},
+     *     {@code /var/run}), judged by the path given and by its real path
      * @return the root
      * @throws IOException if the root is not a directory, or is a system directory and that is not allowed (naming
      *     the directory and the flag that allows it)
@@ -73,7 +76,15 @@ public final class DatasetRoot {
 
     private static boolean isSystem(Path p) {
         String s = p.toString();
-        return SYSTEM_DIRECTORIES.contains(s) || (p.getNameCount() == 1 && s.startsWith("/lib"));
+        if (SYSTEM_DIRECTORIES.contains(s) || (p.getNameCount() >= 1 && p.getName(0).toString().startsWith("lib"))) {
+            return true;
+        }
+        for (String tree : SYSTEM_TREES) {
+            if (p.startsWith(tree)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the root as given, absolute and normalized (for the server's own log and its operator) */

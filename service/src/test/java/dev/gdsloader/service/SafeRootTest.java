@@ -161,7 +161,10 @@ class SafeRootTest extends ServiceTestBase {
 
     @Test
     void aSystemDirectoryAsRootIsRefusedWithoutTheFlag() throws Exception {
-        for (String dir : new String[] {"/", "/etc", "/usr", "/home"}) {
+        for (String dir : new String[] {"/", "/etc", "/usr", "/home", "/usr/lib", "/usr/bin", "/lib", "/var/lib"}) {
+            if (!Files.isDirectory(Path.of(dir))) {
+                continue; // not on this machine
+            }
             var e = assertThrows(IOException.class, () -> PrefetchServer.builder(Path.of(dir)).start().close(), dir);
             assertTrue(e.getMessage().contains("is a system directory") && e.getMessage().contains("--allow-system-root"),
                     e.getMessage());
