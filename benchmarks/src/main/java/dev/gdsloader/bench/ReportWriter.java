@@ -140,6 +140,10 @@ public final class ReportWriter {
         JsonDocument doc = JsonDocument.parse(Files.readAllBytes(json), json, 0, what + " (a JSON object)");
         JsonDocument.Member all = doc.require("reports", what);
         JsonDocument.checkKeys(all.value(), allKeys(all.value()), java.util.Set.of(), "\"reports\"", json, all.offset());
+        if (all.value().isEmpty()) {
+            throw new dev.gdsloader.formats.FormatException(json, all.offset(), "\"reports\" with at least one report",
+                    "no reports");
+        }
         Map<String, BenchReport> reports = new LinkedHashMap<>();
         for (var e : all.value().properties()) {
             JsonNode r = e.getValue();
@@ -147,10 +151,19 @@ public final class ReportWriter {
             JsonDocument.checkKeys(r, allKeys(r), java.util.Set.of("ceilingGbps", "rows"), name, json, all.offset());
             try {
                 BenchReport report = JSON.treeToValue(r, BenchReport.class);
-                for (BenchRow row : report.rows()) {
-                    if (row == null || row.requested() == null || row.taken() == null) {
-                        throw new dev.gdsloader.formats.FormatException(json, all.offset(), "rows of " + name
-                                + " with \"requested\" and \"taken\" paths", JSON.writeValueAsString(row));
+                JsonNode rows = r.get("rows");
+                if (report.rows() == null || report.rows().isEmpty() || rows == null) {
+                    throw new dev.gdsloader.formats.FormatException(json, all.offset(), name + " with a non-empty \"rows\" list",
+                            rows == null || rows.isNull() ? "no rows" : "an empty list");
+                }
+                for (int i = 0; i < report.rows().size(); i++) {
+                    BenchRow row = report.rows().get(i);
+                    JsonNode given = rows.get(i);
+                    if (row == null || row.requested() == null || row.taken() == null || given == null
+                            || !given.hasNonNull("gbps") || !(row.gbps() >= 0) || Double.isInfinite(row.gbps())) {
+                        throw new dev.gdsloader.formats.FormatException(json, all.offset(), "row " + i + " of " + name
+                                + " with \"requested\" and \"taken\" paths and a \"gbps\" of at least 0",
+                                given == null ? "nothing" : given.toString()); // one line: JsonNode prints compactly
                     }
                 }
                 reports.put(e.getKey(), report);

@@ -26,8 +26,8 @@ final class BenchOptions {
                     + "on a GPU the gather ceiling is measured too) or shard-blocks (default: ${DEFAULT-VALUE})")
     Shuffle shuffle;
 
-    @Option(names = "--seed", defaultValue = "42", description = "seed of --shuffle (default: ${DEFAULT-VALUE})")
-    long seed;
+    @Option(names = "--seed", description = "seed of --shuffle global or shard-blocks (default: 42)")
+    Long seed; // null: not given (42); refused without a shuffle, where it would change nothing
 
     @Option(names = "--batch-bytes", defaultValue = "64MiB", converter = ByteSize.class,
             description = "target bytes per batch (default: ${DEFAULT-VALUE})")
@@ -131,8 +131,12 @@ final class BenchOptions {
      * @throws IllegalArgumentException naming the first invalid option: the flag and the loader option's own check
      */
     BenchConfig config(Path data, int t, long io, int d) {
+        if (seed != null && shuffle == Shuffle.NONE) {
+            throw new IllegalArgumentException("--seed " + seed + " given without --shuffle global or shard-blocks: "
+                    + "a sequential run has no order to seed");
+        }
         LoaderOptions loader = LoaderOptions.defaults().withDirectIo(!noDirect)
-                .withSampler(SamplerOptions.sequential().withShuffle(shuffle, seed));
+                .withSampler(SamplerOptions.sequential().withShuffle(shuffle, seed == null ? 42 : seed));
         loader = Checks.loaderOption("--threads", t, loader::withIoThreads);
         loader = Checks.loaderOption("--io-size", io, loader::withMaxIoBytes);
         loader = Checks.loaderOption("--depth", d, loader::withPrefetchDepth);

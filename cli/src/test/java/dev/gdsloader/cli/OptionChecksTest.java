@@ -206,6 +206,20 @@ class OptionChecksTest {
         Path noRows = Files.writeString(dir.resolve("norows.json"), "{\"command\": \"bench\", \"reports\": {\"bench\": {\"ceilingGbps\": 1}}}");
         assertOneLineError(CommandRun.execute(new PlotCommand(), noRows.toString()), "gdsloader plot", noRows
                 + ": at byte offset 32: expected report 'bench' with a \"rows\" key");
+        Path noReports = Files.writeString(dir.resolve("noreports.json"), "{\"reports\": {}}");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), noReports.toString()), "gdsloader plot", noReports
+                + ": at byte offset 12: expected \"reports\" with at least one report");
+        String row = "{\"requested\": \"HOST\", \"taken\": \"HOST\", \"minGbps\": 1, \"maxGbps\": 1, \"batches\": 1, "
+                + "\"stallMillis\": 0, \"checksum\": \"OK\", \"ceilingRatio\": 1, \"cold\": false}";
+        Path nullRows = Files.writeString(dir.resolve("nullrows.json"), "{\"reports\": {\"bench\": {\"ceilingGbps\": 1, \"rows\": null}}}");
+        assertOneLineError(CommandRun.execute(new PlotCommand(), nullRows.toString()), "gdsloader plot", nullRows
+                + ": at byte offset 12: expected report 'bench' with a non-empty \"rows\" list");
+        Path noGbps = Files.writeString(dir.resolve("nogbps.json"), "{\"reports\": {\"bench\": {\"ceilingGbps\": 1, \"rows\": ["
+                + row + "]}}}");
+        CommandRun r2 = CommandRun.execute(new PlotCommand(), noGbps.toString());
+        assertOneLineError(r2, "gdsloader plot", noGbps + ": at byte offset 12: expected row 0 of report 'bench' with "
+                + "\"requested\" and \"taken\" paths and a \"gbps\" of at least 0");
+        assertFalse(Files.exists(dir.resolve("nogbps.png")), "nothing drawn for a row without its GB/s");
     }
 
     // 5: verify compares dtype and record shape; plurals

@@ -141,5 +141,7 @@ class RandomCommandTest {
         CommandRun bad = CommandRun.execute(new BenchCommand(), "--paths", "HOST", "--shuffle", "sideways", data.toString());
         assertEquals(2, bad.exitCode(), bad.toString());
         assertTrue(bad.err().contains("'sideways' is not a shuffle: use none, global or shard-blocks"), bad.toString());
+        CommandRun seedAlone = CommandRun.execute(new BenchCommand(), "--paths", "HOST", "--seed", "5", data.toString());
+        OptionChecksTest.assertOneLineError(seedAlone, "gdsloader bench", "--seed 5 given without --shuffle global or shard-blocks");
     }
 }
