@@ -18,12 +18,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LoaderBudgetTest {
     private static final long GIB = 1L << 30;
-    private static final long MIB = 1L << 20;
     /**
-     * 784-byte images: 2 slots of this batch (buffered reads land in the view: no staging) come to about 0.6 MiB. The
-     * dataset holds more records than a batch: slots are sized by min(batch, records), never past the dataset.
+     * 784-byte images: 2 slots of this batch (buffered reads land in the view: no staging) come to about 0.6 GiB, the
+     * issue's acceptance case. The dataset holds more records than a batch: slots are sized by min(batch, records),
+     * never past the dataset.
      */
-    private static final int BATCH = 410;
+    private static final int BATCH = 410_000;
 
     @TempDir
     Path dir;
@@ -34,16 +34,16 @@ class LoaderBudgetTest {
 
     @Test
     void aSecondLoaderPastTheParentsBudgetFailsAtBuildNamingItAndEverythingComesBack() throws IOException {
-        TestShards.writeImages(dir, 300, 200);
-        try (NativeAllocator parent = NativeAllocator.root().newChild("test parent", MIB, NativeAllocator.UNLIMITED)) {
+        TestShards.writeImages(dir, 300_000, 110_500); // 322 MB on disk
+        try (NativeAllocator parent = NativeAllocator.root().newChild("test parent", GIB, NativeAllocator.UNLIMITED)) {
             GdsLoader first = builder(parent).build();
             try {
                 long held = first.stats().memory().host();
-                assertTrue(held > 0.55 * MIB && held < 0.65 * MIB, "the first loader's slots hold about 0.6 MiB: " + held);
+                assertTrue(held > 0.55 * GIB && held < 0.65 * GIB, "the first loader's slots hold about 0.6 GiB: " + held);
                 assertEquals(held, parent.usage().host(), "charged to the parent too");
                 assertEquals(held, first.allocator().usage().outstandingBytes());
                 MemoryBudgetException e = assertThrows(MemoryBudgetException.class, () -> builder(parent).build());
-                assertTrue(e.getMessage().contains("allocator 'test parent' has a host budget of 1048576 B (1.0 MiB)"), e.getMessage());
+                assertTrue(e.getMessage().contains("allocator 'test parent' has a host budget of 1073741824 B (1.0 GiB)"), e.getMessage());
                 assertTrue(e.getMessage().contains("prefetch depth 2 x "), "names the request: " + e.getMessage());
                 assertTrue(e.getMessage().contains("Held by: '" + first.allocator().name() + "' " + held + " B"),
                         "names who holds the rest: " + e.getMessage());
@@ -55,7 +55,7 @@ class LoaderBudgetTest {
                         b.close();
                         batches++;
                     }
-                    assertEquals(2, batches); // 410 + 90 records
+                    assertEquals(2, batches); // 410,000 + 500 records
                 }
             } finally {
                 first.close(); // a failed assertion must not leave the ring to the next test classes
