@@ -71,6 +71,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final Sampler sampler;
     private final int batchesPerEpoch;
     private final IoEngine engine;
+    private final PathTaken taken; // the engine's path, looked up once
     private final String pathReason;
     private final ThreadPoolExecutor pool;
     private final NativeAllocator allocator;
@@ -130,8 +131,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             throw e;
         }
         this.engine = sel.engine();
+        this.taken = PathTaken.valueOf(engine.pathTaken());
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself, MAPPED maps them
-        boolean ownFiles = engine.pathTaken().equals(PathTaken.GDS.name()) || engine.pathTaken().equals(PathTaken.MAPPED.name());
+        boolean ownFiles = taken == PathTaken.GDS || taken == PathTaken.MAPPED;
         this.pathReason = ownFiles ? sel.reason() : sel.reason() + "; " + ioReason;
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
@@ -151,9 +153,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + SlotLoad.MAX_PLANNING_PARTS));
         try {
             this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                    new ArrayBlockingQueue<>(queue), ioThreads(options.device(), PathTaken.valueOf(engine.pathTaken()).onDevice()));
-            checkBudget(engine.hostBytesPerSlot(layout), PathTaken.valueOf(engine.pathTaken()).onDevice()
-                    ? layout.targetBytes() : 0, options.prefetchDepth(), PathTaken.valueOf(engine.pathTaken()));
+                    new ArrayBlockingQueue<>(queue), ioThreads(options.device(), taken.onDevice()));
+            checkBudget(engine.hostBytesPerSlot(layout), taken.onDevice() ? layout.targetBytes() : 0, options.prefetchDepth(),
+                    taken);
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
         } catch (IOException | RuntimeException | Error e) {
             close(); // frees the engine's files (the ring frees what it had made itself)
@@ -203,7 +205,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
 
     /** @return the path batches take */
     public PathTaken pathTaken() {
-        return PathTaken.valueOf(engine.pathTaken());
+        return taken;
     }
 
     /** @return one line: the path and why it was chosen */
