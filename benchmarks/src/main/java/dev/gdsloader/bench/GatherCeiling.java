@@ -3,9 +3,19 @@ package dev.gdsloader.bench;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.formats.RecordLayout;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 /**
@@ -54,6 +64,95 @@ public final class GatherCeiling {
      * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
      */
     public static Result measure(long recordBytes, int batchRecords, long sourceBytes, long seed) {
+        check(recordBytes, batchRecords, sourceBytes);
+        int records = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, sourceBytes / recordBytes));
+        try (PinnedBuffer src = PinnedBuffer.allocate(records * recordBytes)) {
+            fill(src.segment());
+            long base = src.devicePointer();
+            return run(r -> base + r * recordBytes, recordBytes, records, batchRecords, seed,
+                    (record, into) -> MemorySegment.copy(src.segment(), record * recordBytes, into, 0, recordBytes));
+        }
+    }
+
+    /**
+     * Measures the gather ceiling of registered shards on the current device: the same kernel and a random order over
+     * every record of {@code shards}, read from their page-cache mappings registered for the GPU as the MAPPED path
+     * registers them ({@link MappedShards#process()}: read-only, mapped, shared with loaders of this process). This is
+     * the ceiling of what a loader gathering from the page cache can reach: the GPU reads 4 KiB pages of the page
+     * cache scattered in physical memory, where {@link #measure}'s pinned buffer comes in large contiguous chunks.
+     * The expected bytes of the last batch are read with {@code pread}, never from a mapping.
+     *
+     * @param all the shards of one column (same record size), page-cached for a hot ceiling
+     * @param batchRecords records per kernel launch, &gt; 0 (capped at the shards' records)
+     * @param seed seed of the random order
+     * @return the result
+     * @throws IOException naming the file if one cannot be mapped, registered or read
+     * @throws IllegalArgumentException if the shards hold no records, differ in record size, or the batch is not positive
+     * @throws IllegalStateException if CUDA is not available (naming why)
+     * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
+     */
+    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, long seed) throws IOException {
+        List<RecordLayout> shards = all.stream().filter(s -> s.recordCount() > 0).toList();
+        long recordBytes = shards.isEmpty() ? 0 : shards.get(0).recordBytes();
+        long total = 0;
+        for (RecordLayout s : shards) {
+            if (s.recordBytes() != recordBytes) {
+                throw new IllegalArgumentException("gather ceiling: " + s.file() + " holds " + s.recordBytes()
+                        + "-byte records, expected " + recordBytes + " like " + shards.get(0).file());
+            }
+            total += s.recordCount();
+        }
+        check(recordBytes, batchRecords, total * recordBytes);
+        int records = (int) Math.min(Integer.MAX_VALUE / 8, total);
+        long[] first = new long[shards.size() + 1]; // first[s]: global index of shard s's first record
+        List<MappedShards.Lease> leases = new ArrayList<>();
+        List<FileChannel> channels = new ArrayList<>();
+        try {
+            for (int s = 0; s < shards.size(); s++) {
+                first[s + 1] = first[s] + shards.get(s).recordCount();
+                leases.add(MappedShards.process().acquire(shards.get(s).file()));
+                channels.add(FileChannel.open(shards.get(s).file(), StandardOpenOption.READ));
+            }
+            return run(r -> {
+                int s = shardOf(first, r);
+                return leases.get(s).deviceAddress(shards.get(s).dataOffset() + (r - first[s]) * recordBytes);
+            }, recordBytes, records, batchRecords, seed, (r, into) -> {
+                int s = shardOf(first, r);
+                long at = shards.get(s).dataOffset() + (r - first[s]) * recordBytes;
+                ByteBuffer b = into.asByteBuffer();
+                while (b.hasRemaining()) {
+                    if (channels.get(s).read(b, at + b.position()) < 0) {
+                        throw new IOException(shards.get(s).file() + ": at byte offset " + (at + b.position())
+                                + ": end of file, expected " + recordBytes + " bytes of record " + (r - first[s]));
+                    }
+                }
+            });
+        } finally {
+            for (FileChannel ch : channels) {
+                ch.close();
+            }
+            leases.forEach(MappedShards.Lease::close);
+        }
+    }
+
+    private static int shardOf(long[] first, long record) {
+        int i = java.util.Arrays.binarySearch(first, record);
+        return i >= 0 ? i : -i - 2;
+    }
+
+    /** The device-side address of record {@code record}. */
+    @FunctionalInterface
+    private interface Address {
+        long of(long record);
+    }
+
+    /** Reads record {@code record}'s expected bytes into {@code into} (exactly one record long). */
+    @FunctionalInterface
+    private interface Expected {
+        void read(long record, MemorySegment into) throws IOException;
+    }
+
+    private static void check(long recordBytes, int batchRecords, long sourceBytes) {
         if (recordBytes <= 0 || batchRecords <= 0 || sourceBytes <= 0) {
             throw new IllegalArgumentException("gather ceiling: record bytes " + recordBytes + ", batch records "
                     + batchRecords + " and source bytes " + sourceBytes + " must all be > 0");
@@ -61,18 +160,18 @@ public final class GatherCeiling {
         if (!Cuda.availability().available()) {
             throw new IllegalStateException("gather ceiling needs a GPU: " + Cuda.availability().reason());
         }
-        int records = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, sourceBytes / recordBytes));
+    }
+
+    /** Gathers {@code records} records (each at its device-side address) in a random order; see {@link #measure}. */
+    private static Result run(Address address, long recordBytes, int records, int batchRecords, long seed, Expected expected) {
         int batch = Math.min(batchRecords, records);
-        long srcBytes = records * recordBytes;
-        try (GatherKernel kernel = GatherKernel.compile(); PinnedBuffer src = PinnedBuffer.allocate(srcBytes);
-             PinnedBuffer order = PinnedBuffer.allocate(8L * records); DeviceBuffer addrs = DeviceBuffer.allocate(8L * records);
-             DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
-             PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create()) {
-            fill(src.segment());
-            long base = src.devicePointer();
+        try (GatherKernel kernel = GatherKernel.compile(); PinnedBuffer order = PinnedBuffer.allocate(8L * records);
+             DeviceBuffer addrs = DeviceBuffer.allocate(8L * records); DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
+             PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create();
+             Arena arena = Arena.ofConfined()) {
             int[] perm = permutation(records, seed);
             for (int i = 0; i < records; i++) {
-                order.segment().setAtIndex(ValueLayout.JAVA_LONG, i, base + perm[i] * recordBytes);
+                order.segment().setAtIndex(ValueLayout.JAVA_LONG, i, address.of(perm[i]));
             }
             stream.copyToDevice(addrs, 0, order, 0, 8L * records);
             epoch(kernel, addrs, dst, recordBytes, records, batch, stream); // warm-up: module, TLBs, clocks
@@ -90,15 +189,17 @@ public final class GatherCeiling {
             int lastCount = records - lastFrom;
             stream.copyToHost(back, 0, dst, 0, lastCount * recordBytes);
             stream.synchronize();
+            MemorySegment want = arena.allocate(recordBytes, 16);
             boolean exact = true;
             for (int i = 0; i < lastCount && exact; i++) {
-                long from = perm[lastFrom + i] * recordBytes;
-                exact = MemorySegment.mismatch(src.segment(), from, from + recordBytes, back.segment(), i * recordBytes,
-                        (i + 1) * recordBytes) == -1;
+                expected.read(perm[lastFrom + i], want);
+                exact = MemorySegment.mismatch(want, 0, recordBytes, back.segment(), i * recordBytes, (i + 1) * recordBytes) == -1;
             }
             double seconds = elapsed / 1e9;
             double perSecond = (double) epochs * records / seconds;
             return new Result(recordBytes, records, batch, epochs, perSecond * recordBytes / 1e9, perSecond, exact);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -92,7 +92,9 @@ public final class RandomReadBench {
     /**
      * One reader's result (medians over the rounds).
      *
-     * @param reader "pread" for the ceiling, "gather" for the gather ceiling, "loader" for a loader path
+     * @param reader "pread" for the ceiling, "gather" for the gather ceiling over pinned memory, "gather-registered" for
+     *     the gather ceiling over the dataset's shards mapped and registered as MAPPED registers them, "loader" for a
+     *     loader path
      * @param requested the path asked for; null for the ceiling
      * @param taken the path the batches took; null for the ceiling
      * @param recordBytes bytes per record
@@ -108,6 +110,7 @@ public final class RandomReadBench {
         /** @return the label of the table's first column */
         public String label() {
             return reader.equals("gather") ? "gather ceiling (kernel, pinned)"
+                    : reader.equals("gather-registered") ? "gather ceiling (kernel, page cache)"
                     : requested == null ? "pread, random" : "loader " + taken + ", global shuffle";
         }
     }
@@ -155,6 +158,7 @@ public final class RandomReadBench {
         List<Row> rows = new ArrayList<>();
         Row ceiling = null;
         Row gather = null;
+        Row gatherRegistered = null;
         if (c.ceiling()) {
             double[] gbps = new double[c.rounds()];
             double[] cpu = new double[c.rounds()];
@@ -177,10 +181,13 @@ public final class RandomReadBench {
             gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN});
             rows.add(gather);
             print(out, gather, ceiling);
-            if (!g.byteExact()) {
-                throw new IllegalStateException("gather ceiling: the last batch gathered on the GPU is not byte-exact "
-                        + "against its source records (" + g.recordBytes() + "-byte records)");
-            }
+            requireExact(g, "pinned memory");
+            GatherCeiling.Result gr = GatherCeiling.measureRegistered(col.shards(), batchSize, 99);
+            gatherRegistered = row("gather-registered", null, null, col, new double[] {gr.gigabytesPerSecond()},
+                    new double[] {Double.NaN});
+            rows.add(gatherRegistered);
+            print(out, gatherRegistered, ceiling);
+            requireExact(gr, "the registered shards");
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];
@@ -218,10 +225,17 @@ public final class RandomReadBench {
         }
         if (json) {
             for (Row r : rows) {
-                out.println(json(r, c, batchSize, ceiling, gather, dropNote == null && c.dropCaches()));
+                out.println(json(r, c, batchSize, ceiling, gather, gatherRegistered, dropNote == null && c.dropCaches()));
             }
         }
         return rows;
+    }
+
+    private static void requireExact(GatherCeiling.Result g, String source) {
+        if (!g.byteExact()) {
+            throw new IllegalStateException("gather ceiling over " + source + ": the last batch gathered on the GPU is not "
+                    + "byte-exact against its source records (" + g.recordBytes() + "-byte records)");
+        }
     }
 
     private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu) {
@@ -238,18 +252,20 @@ public final class RandomReadBench {
 
     /**
      * @return the row as one JSON object on one line; numbers that are not finite are written as null; {@code x_gather}
-     *     is the row over the gather ceiling (null without one)
+     *     is the row over the gather ceiling over pinned memory, {@code x_gather_registered} over the one over the
+     *     registered shards (null without one)
      */
-    static String json(Row r, Config c, int batchRecords, Row ceiling, Row gather, boolean cold) {
+    static String json(Row r, Config c, int batchRecords, Row ceiling, Row gather, Row gatherRegistered, boolean cold) {
         return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
                         + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,\"hot\":%b,"
                         + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"x_gather\":%s,"
-                        + "\"gbps_rounds\":%s}",
+                        + "\"x_gather_registered\":%s,\"gbps_rounds\":%s}",
                 r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
                 batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.hot(), c.rounds(), num(r.recordsPerSecond()),
                 num(r.gigabytesPerSecond()), num(r.cpuSecondsPerGigabyte()),
                 num(ceiling == null ? Double.NaN : r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
                 num(gather == null ? Double.NaN : r.gigabytesPerSecond() / gather.gigabytesPerSecond()),
+                num(gatherRegistered == null ? Double.NaN : r.gigabytesPerSecond() / gatherRegistered.gigabytesPerSecond()),
                 java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""));
     }
 
