@@ -8,6 +8,7 @@ import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.EpochOrder;
+import dev.gdsloader.loader.slot.SlotMemory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Iterator;
@@ -32,15 +33,23 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     /** Records a planning part looks up at least (smaller batches are planned in fewer parts). */
     private static final int RECORDS_PER_PART = 1024;
 
-    /** One entry's planning of its batch, in parts ({@link SlotLoad.Planning}); reused for every batch of the entry. */
+    /**
+     * One entry's planning of its batch, in parts ({@link SlotLoad.Planning}); reused for every batch of the entry.
+     * The wait for the entry's memory to be reusable (its previous batch's GPU work and the consumer's release on its
+     * stream) comes last, on the pool thread, just before the engine plans and submits its operations: the order's
+     * lookup and the pieces of a batch are planned while the GPU still moves the entry's previous batch, and the
+     * reader thread never blocks on a GPU event (it did, once per batch, which left each entry idle for a planning).
+     */
     private static final class BatchPlanning implements SlotLoad.Planning {
         private final Dataset dataset;
         private final SlotPlan plan;
+        private final SlotMemory memory;
         private int parts;
 
-        BatchPlanning(Dataset dataset, SlotPlan plan) {
+        BatchPlanning(Dataset dataset, SlotPlan plan, SlotMemory memory) {
             this.dataset = dataset;
             this.plan = plan;
+            this.memory = memory;
         }
 
         @Override
@@ -59,6 +68,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         @Override
         public void last() {
             ReadPlanner.planPieces(dataset, plan);
+            memory.awaitReusable();
         }
     }
 
@@ -105,7 +115,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         this.free = new ArrayBlockingQueue<>(ring.size(), false, ring.entries());
         this.planning = new BatchPlanning[ring.size()];
         for (RingEntry e : ring.entries()) {
-            planning[e.index] = new BatchPlanning(dataset, e.plan);
+            planning[e.index] = new BatchPlanning(dataset, e.plan, e.memory);
         }
         this.ready = new ArrayBlockingQueue<>(ring.size() + 1);
         this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
@@ -127,7 +137,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 if (closed) {
                     return;
                 }
-                e.memory.awaitReusable();
                 ReadPlanner.begin(order, b, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
                 // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), in parts and for several
                 // entries at once; a planning failure is the batch's error, thrown to the consumer

@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
+import dev.gdsloader.cuda.Nvrtc;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.sampler.Partition;
@@ -154,6 +156,64 @@ class MappedEngineGpuTest {
         Map<String, byte[]> host = load(ReadPath.HOST, o, 2);
         assertSame(host, load(ReadPath.MAPPED, o, 2), shuffle + " " + recordBytes + " B");
         assertEquals(0, MappedShards.process().size(), "no registration left after close");
+    }
+
+    /**
+     * The refill of a slot is ordered after the consumer's release on its stream, on the device: the consumer's stream
+     * spins about a millisecond before it copies each batch out (on the device, into one buffer per column), and the
+     * loader, two slots deep, must not overwrite a slot under that queued copy. Nothing is synchronised on the host
+     * until the epoch ends; the copies must then hold exactly the HOST path's bytes.
+     */
+    @Test
+    void aConsumersQueuedWorkReadsItsBatchBeforeTheSlotIsRefilled() throws IOException {
+        needsReadOnlyRegistration();
+        write(784, 600, 601);
+        UnaryOperator<GdsLoader.Builder> o = b -> b.batchSize(50).shuffle(Shuffle.GLOBAL, 3).prefetchDepth(2);
+        Map<String, byte[]> host = load(ReadPath.HOST, o, 1);
+        String spin = "extern \"C\" __global__ void spin(long long cycles) {"
+                + " long long t0 = clock64(); while (clock64() - t0 < cycles) { } }";
+        CudaDevice d = CudaDevice.get(0);
+        String arch = "--gpu-architecture=compute_" + d.computeMajor() + d.computeMinor();
+        try (GdsLoader l = o.apply(GdsLoader.builder(dir).path(ReadPath.MAPPED)).build();
+             CudaModule m = CudaModule.load(Nvrtc.compileToPtx(spin, "spin.cu", arch));
+             CudaStream s = CudaStream.create()) {
+            assertEquals(PathTaken.MAPPED, l.pathTaken(), l.pathReason());
+            var cols = l.dataset().columns();
+            DeviceBuffer[] all = new DeviceBuffer[cols.size()];
+            long[] at = new long[cols.size()];
+            try {
+                for (int c = 0; c < all.length; c++) {
+                    all[c] = DeviceBuffer.allocate(host.get(cols.get(c).name()).length);
+                }
+                for (Batch b : l) {
+                    b.awaitOn(s);
+                    m.launch("spin", 1, 1, s, 2_000_000L);
+                    for (int c = 0; c < all.length; c++) {
+                        ColumnView v = b.column(cols.get(c).name());
+                        s.copyDeviceToDevice(all[c], at[c], v.deviceBuffer().orElseThrow(), v.deviceOffset(), v.bytes());
+                        at[c] += v.bytes();
+                    }
+                    b.release(s);
+                }
+                s.synchronize();
+                for (int c = 0; c < all.length; c++) {
+                    String name = cols.get(c).name();
+                    byte[] want = host.get(name);
+                    assertEquals(want.length, at[c], name + " bytes delivered");
+                    try (dev.gdsloader.cuda.PinnedBuffer back = dev.gdsloader.cuda.PinnedBuffer.allocate(want.length)) {
+                        s.copyToHost(back, 0, all[c], 0, want.length);
+                        s.synchronize();
+                        assertArrayEquals(want, back.segment().toArray(ValueLayout.JAVA_BYTE), "column " + name);
+                    }
+                }
+            } finally {
+                for (DeviceBuffer b : all) {
+                    if (b != null) {
+                        b.close();
+                    }
+                }
+            }
+        }
     }
 
     @Test

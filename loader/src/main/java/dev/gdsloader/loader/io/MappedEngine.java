@@ -2,6 +2,7 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
@@ -259,7 +260,8 @@ public final class MappedEngine implements IoEngine {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
             PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
-            return new MappedSlot(t, staged, entries, m);
+            CudaEvent uploaded = a.add(CudaEvent.create());
+            return new MappedSlot(t, staged, entries, uploaded, m);
         });
     }
 
@@ -399,6 +401,7 @@ public final class MappedEngine implements IoEngine {
                 long entryBytes = 8L * MappedPlan.ENTRY_LONGS * n;
                 MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, MappedPlan.ENTRY_LONGS * n);
                 t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, entryBytes);
+                slot.uploaded.record(t.stream());
                 for (int c = 0; c < dataset.columns().size(); c++) {
                     int count = plan.columnCount(c);
                     if (count > 0) {
@@ -418,27 +421,39 @@ public final class MappedEngine implements IoEngine {
     }
 
     /**
-     * A MAPPED slot: device memory with stream and events, and the pinned and device buffers of a batch's gather
-     * entries. Freed once by {@link #close()}.
+     * A MAPPED slot: device memory with stream and events, the pinned and device buffers of a batch's gather entries,
+     * and the event recorded once the entries' upload has read the pinned buffer. Every write into the slot's device
+     * memory is issued on its stream, so a refill waits for the consumer's release on the device, and this thread
+     * blocks only until the previous upload has read the pinned entries it is about to overwrite (queued ahead of the
+     * previous batch's gather, so usually long done): the I/O pool never waits for a batch's gather to finish. Freed
+     * once by {@link #close()}.
      */
     static final class MappedSlot implements ComposedSlot {
         private final DeviceTarget target;
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
+        private final CudaEvent uploaded;
         private final CudaModule module;
         private final SlotResources resources;
 
-        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaModule module) {
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaEvent uploaded, CudaModule module) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
+            this.uploaded = uploaded;
             this.module = module;
-            this.resources = new SlotResources("MAPPED slot", target, entries, staged);
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged, uploaded);
         }
 
         @Override
         public SlotMemory target() {
             return target;
+        }
+
+        @Override
+        public void awaitReusable() {
+            target.orderAfterRelease();
+            uploaded.synchronize();
         }
 
         @Override

@@ -84,6 +84,21 @@ public final class DeviceTarget implements SlotMemory {
         ready.synchronize();
     }
 
+    /**
+     * Orders the slot's next work after the consumer's release, on the device: if the consumer released the last batch
+     * on its stream, the slot's stream waits for that release event ({@code cudaStreamWaitEvent}); this thread does not
+     * block. Work issued on {@link #stream()} afterwards runs after the consumer's queued work on the batch and after
+     * the slot's own earlier work (stream order). For engines whose every write into the slot is issued on
+     * {@link #stream()}; engines that write the slot or its staging from the host use {@link #awaitReusable()}.
+     * Called by the one thread refilling the slot.
+     */
+    public void orderAfterRelease() {
+        if (releasePending) {
+            stream.waitFor(released);
+            releasePending = false;
+        }
+    }
+
     @Override
     public void quiesce() {
         stream.synchronize();

@@ -34,8 +34,11 @@ public interface SlotMemory extends AutoCloseable {
     void releaseOn(CudaStream consumerStream);
 
     /**
-     * Blocks until the slot may be refilled: the consumer's release event (if any) and the slot's own last
-     * copies (staging must not be overwritten under an in-flight copy) have completed.
+     * Called before the slot is refilled, on the I/O pool thread that then issues the refill: returns once nothing
+     * the refill writes can still be in use. By default it blocks until the consumer's release event (if any) and the
+     * slot's own last copies (staging must not be overwritten under an in-flight copy) have completed; an engine
+     * whose every write into the slot is ordered on the slot's stream may instead order the refill after the release
+     * on the device and block only for the host memory it rewrites (MAPPED).
      */
     void awaitReusable();
 
