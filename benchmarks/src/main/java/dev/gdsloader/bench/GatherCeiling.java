@@ -6,6 +6,7 @@ import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.loader.io.GatherKernel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -165,7 +166,7 @@ public final class GatherCeiling {
     /** Gathers {@code records} records (each at its device-side address) in a random order; see {@link #measure}. */
     private static Result run(Address address, long recordBytes, int records, int batchRecords, long seed, Expected expected) {
         int batch = Math.min(batchRecords, records);
-        try (GatherKernel kernel = GatherKernel.compile(); PinnedBuffer order = PinnedBuffer.allocate(8L * records);
+        try (GatherKernel kernel = GatherKernel.load(); PinnedBuffer order = PinnedBuffer.allocate(8L * records);
              DeviceBuffer addrs = DeviceBuffer.allocate(8L * records); DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
              PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create();
              Arena arena = Arena.ofConfined()) {
@@ -207,7 +208,7 @@ public final class GatherCeiling {
                               int batch, CudaStream stream) {
         for (int from = 0; from < records; from += batch) {
             int n = Math.min(batch, records - from);
-            kernel.launch(addrs.address() + 8L * from, dst.address(), recordBytes, n, stream);
+            kernel.launchRecords(addrs.address() + 8L * from, dst.address(), recordBytes, n, stream);
         }
     }
 

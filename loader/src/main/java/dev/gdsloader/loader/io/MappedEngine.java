@@ -3,11 +3,9 @@ package dev.gdsloader.loader.io;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaEvent;
-import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
-import dev.gdsloader.cuda.Nvrtc;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
@@ -45,8 +43,9 @@ import java.util.stream.Stream;
  * registered for the GPU (read-only, mapped, portable: {@link MappedShards}, shared by the loaders of the process),
  * when the engine opens; a batch is then moved by the GPU alone, on the slot's stream: pieces of at least
  * {@link MappedPlan#COPY_FROM} bytes by one {@code cudaMemcpyAsync} each from the registered address, smaller pieces
- * (shuffled records) by one gather kernel launch per column that reads them from mapped host memory into their
- * place in the column view (entries staged through a pinned buffer of the slot and copied to the device first). No
+ * (shuffled records) by one {@link GatherKernel} launch per column that reads them from mapped host memory into
+ * their place in the column view (by record, one source address each, or by {@code {src, dst, length}} entry: see
+ * {@link MappedPlan}; staged through a pinned buffer of the slot and copied to the device first). No
  * reader thread work, no staging of data, no CPU copy: a batch is one pool task that issues the copies and launches.
  *
  * <p>Registering faults every page in (from disk where cold), so opening the engine reads the dataset once, on up
@@ -60,53 +59,6 @@ import java.util.stream.Stream;
 public final class MappedEngine implements IoEngine {
     /** Most threads registering shards when the engine opens. */
     static final int REGISTER_THREADS = 4;
-    /** Threads per block of the gather kernel (8 warps; one warp per entry). */
-    public static final int BLOCK = 256;
-    /** Most blocks of one gather launch (the kernel strides over the rest). */
-    public static final int MAX_BLOCKS = 4096;
-
-    /**
-     * The gather kernel: entry {@code p} = {src, dst, length} (device addresses, bytes); one warp per entry,
-     * grid-stride over entries; 16-byte loads and stores where source, destination and length allow (784 = 49 x
-     * 16), also where source and destination are equally misaligned (bytes up to the boundary, 16-byte body, bytes
-     * after), 4-byte words where all three are multiples of 4, single bytes otherwise. CUDA C++ for NVRTC; launch
-     * {@code gather<<<min(MAX_BLOCKS, ceil(n / 8)), BLOCK>>>(entries, n)} with {@code entries} a device array of
-     * {@code 3 n} unsigned 64-bit values (public for benchmarks: a gather ceiling with the same kernel).
-     */
-    public static final String KERNEL = """
-            extern "C" __global__ void gather(const unsigned long long* e, long long n) {
-                const unsigned int lane = threadIdx.x & 31u;
-                const long long warps = ((long long) gridDim.x * blockDim.x) >> 5;
-                for (long long p = ((long long) blockIdx.x * blockDim.x + threadIdx.x) >> 5; p < n; p += warps) {
-                    const unsigned long long src = e[3 * p], dst = e[3 * p + 1], len = e[3 * p + 2];
-                    const unsigned char* s = (const unsigned char*) src;
-                    unsigned char* d = (unsigned char*) dst;
-                    if (((src | dst | len) & 15ull) == 0) {
-                        const uint4* s16 = (const uint4*) s;
-                        uint4* d16 = (uint4*) d;
-                        for (unsigned long long i = lane; i < (len >> 4); i += 32) d16[i] = s16[i];
-                    } else if (((src ^ dst) & 15ull) == 0 && len >= 32) {
-                        const unsigned long long head = (16 - (src & 15ull)) & 15ull;
-                        const unsigned long long body = (len - head) >> 4;
-                        for (unsigned long long i = lane; i < head; i += 32) d[i] = s[i];
-                        const uint4* s16 = (const uint4*) (s + head);
-                        uint4* d16 = (uint4*) (d + head);
-                        for (unsigned long long i = lane; i < body; i += 32) d16[i] = s16[i];
-                        for (unsigned long long i = head + (body << 4) + lane; i < len; i += 32) d[i] = s[i];
-                    } else if (((src | dst | len) & 3ull) == 0) {
-                        const unsigned int* s4 = (const unsigned int*) s;
-                        unsigned int* d4 = (unsigned int*) d;
-                        for (unsigned long long i = lane; i < (len >> 2); i += 32) d4[i] = s4[i];
-                    } else {
-                        for (unsigned long long i = lane; i < len; i += 32) d[i] = s[i];
-                    }
-                }
-            }
-            """;
-
-    /** PTX of {@link #KERNEL} per {@code compute_XY} target: NVRTC runs once per process and architecture. */
-    private static final Map<String, String> PTX = new java.util.concurrent.ConcurrentHashMap<>();
-
     private final Dataset dataset;
     private final int device;
     private final MappedShards.Lease[][] leases;
@@ -114,7 +66,7 @@ public final class MappedEngine implements IoEngine {
     private final List<NativeAllocator.Allocation> charges = new ArrayList<>();
     private final long registrationNanos;
     private final AtomicLong ioNanos = new AtomicLong();
-    private CudaModule module; // guarded by this
+    private GatherKernel kernel; // guarded by this
     private boolean closed; // guarded by this
 
     /**
@@ -254,7 +206,7 @@ public final class MappedEngine implements IoEngine {
 
     @Override
     public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
-        CudaModule m = module();
+        GatherKernel m = kernel();
         long entryBytes = entryBytes(layout);
         return SlotAllocation.build(a -> {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
@@ -265,20 +217,15 @@ public final class MappedEngine implements IoEngine {
         });
     }
 
-    /**
-     * Loads the gather kernel once per engine for the current device (PTX for its compute capability, compiled by
-     * NVRTC once per process and architecture).
-     */
-    private synchronized CudaModule module() {
+    /** Loads the gather kernels once per engine, on the current device. */
+    private synchronized GatherKernel kernel() {
         if (closed) {
             throw new IllegalStateException("MAPPED engine is closed");
         }
-        if (module == null) {
-            CudaDevice d = CudaDevice.get(HostRegistration.currentDevice());
-            String arch = "--gpu-architecture=compute_" + d.computeMajor() + d.computeMinor();
-            module = CudaModule.load(PTX.computeIfAbsent(arch, a -> Nvrtc.compileToPtx(KERNEL, "gather.cu", a)));
+        if (kernel == null) {
+            kernel = GatherKernel.load();
         }
-        return module;
+        return kernel;
     }
 
     private long entryBytes(SlotLayout layout) {
@@ -299,7 +246,8 @@ public final class MappedEngine implements IoEngine {
      */
     MappedPlan newPlan(SlotLayout layout) {
         int columns = dataset.columns().size();
-        return new MappedPlan(columns, MappedPlan.copyCapacity(layout, columns), MappedPlan.entryCapacity(dataset, layout));
+        long[] recordBytes = dataset.columns().stream().mapToLong(c -> c.recordBytes()).toArray();
+        return new MappedPlan(recordBytes, MappedPlan.copyCapacity(layout, columns), MappedPlan.entryCapacity(dataset, layout));
     }
 
     /** @return the addresses of the mapped shards, for planning */
@@ -345,9 +293,9 @@ public final class MappedEngine implements IoEngine {
         }
         closed = true;
         RuntimeException first = null;
-        if (module != null) {
+        if (kernel != null) {
             try {
-                module.close();
+                kernel.close();
             } catch (RuntimeException e) {
                 first = e;
             }
@@ -396,18 +344,19 @@ public final class MappedEngine implements IoEngine {
             for (int i = 0; i < plan.copies(); i++) {
                 t.stream().copyFromHostAddress(t.device(), plan.copyTarget(i), plan.copySource(i), plan.copyBytes(i));
             }
-            int n = plan.entryCount();
-            if (n > 0) {
-                long entryBytes = 8L * MappedPlan.ENTRY_LONGS * n;
-                MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, MappedPlan.ENTRY_LONGS * n);
-                t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, entryBytes);
+            int used = plan.usedLongs();
+            if (used > 0) {
+                MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, used);
+                t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, 8L * used);
                 slot.uploaded.record(t.stream());
+                long device = t.device().address();
                 for (int c = 0; c < dataset.columns().size(); c++) {
-                    int count = plan.columnCount(c);
-                    if (count > 0) {
-                        int blocks = Math.min(MAX_BLOCKS, (count + (BLOCK / 32) - 1) / (BLOCK / 32));
-                        slot.module.launch("gather", blocks, BLOCK, t.stream(),
-                                slot.entries.address() + 8L * MappedPlan.ENTRY_LONGS * plan.columnFirst(c), count);
+                    long first = slot.entries.address() + 8L * plan.columnFirst(c);
+                    if (plan.byRecord(c)) {
+                        slot.kernel.launchRecords(first, device + viewOffsets[c], dataset.columns().get(c).recordBytes(),
+                                plan.columnCount(c), t.stream());
+                    } else {
+                        slot.kernel.launchEntries(first, plan.columnCount(c), t.stream());
                     }
                 }
             }
@@ -433,15 +382,15 @@ public final class MappedEngine implements IoEngine {
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
         private final CudaEvent uploaded;
-        private final CudaModule module;
+        private final GatherKernel kernel;
         private final SlotResources resources;
 
-        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaEvent uploaded, CudaModule module) {
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaEvent uploaded, GatherKernel kernel) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
             this.uploaded = uploaded;
-            this.module = module;
+            this.kernel = kernel;
             this.resources = new SlotResources("MAPPED slot", target, entries, staged, uploaded);
         }
 

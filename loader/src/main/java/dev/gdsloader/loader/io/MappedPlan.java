@@ -8,13 +8,19 @@ import dev.gdsloader.loader.slot.SlotLayout;
 /**
  * How one batch moves on the MAPPED path, planned on the host without touching any mapping: each piece (a run of
  * records of one shard) of at least {@link #COPY_FROM} bytes is one copy by the copy engine from the registered host
- * address into the slot ({@code cudaMemcpyAsync}); every smaller piece becomes gather entries of at most
- * {@link #CHUNK} bytes each ({@code src} device address in the mapping, {@code dst} device address in the slot's
- * column view, {@code length}), the entries of one column consecutive, so that one kernel launch per column moves
- * them all.
+ * address into the slot ({@code cudaMemcpyAsync}); the smaller pieces of a column are gathered by one kernel launch
+ * per column ({@link GatherKernel}), described in one of two ways:
+ * <ul>
+ *   <li><b>records</b> (a column of records of at most {@link #CHUNK} bytes, none copied, its pieces filling the view
+ *       in record order: a shuffled batch): one source address per record ({@code gather_records}, 8 bytes per
+ *       record, the destination implied by the record's place in the batch);</li>
+ *   <li><b>entries</b> (otherwise): {@code {src, dst, length}} per entry of at most {@link #CHUNK} bytes
+ *       ({@code gather}), so that a long piece is read by many warps.</li>
+ * </ul>
+ * Sources are device addresses in the mappings; destinations device addresses in the slot's column view.
  *
  * <p>Sized once per ring entry ({@link #entryCapacity}); {@link #plan} refills it per batch without allocating. One
- * batch at a time (the reader thread plans, a pool thread issues). Not thread-safe.
+ * batch at a time (a pool thread plans and issues). Not thread-safe.
  */
 final class MappedPlan {
     /** Pieces of at least this many bytes go by {@code cudaMemcpyAsync} (1 MiB: copies that size run near the link's peak). */
@@ -22,7 +28,7 @@ final class MappedPlan {
     /** Gather entries cover at most this many bytes (a multiple of 16), so that a long piece is read by many warps. */
     static final long CHUNK = 64 << 10;
     /** Longs per gather entry: src, dst, length. */
-    static final int ENTRY_LONGS = 3;
+    static final int ENTRY_LONGS = GatherKernel.ENTRY_LONGS;
 
     /** Addresses of the mapped shards. */
     interface Shards {
@@ -38,27 +44,31 @@ final class MappedPlan {
         long device(int column, int shard, long fileOffset);
     }
 
+    private final long[] recordBytes;
     private final long[] copySrc;
     private final long[] copyDst;
     private final long[] copyLen;
     private final long[] entries;
     private final int[] columnFirst;
     private final int[] columnCount;
+    private final boolean[] byRecord;
     private int copies;
-    private int entryCount;
+    private int used;
 
     /**
-     * @param columns columns of the dataset
+     * @param recordBytes for each column, bytes per record
      * @param maxCopies the most copies one batch can need (the pieces of all columns)
      * @param maxEntries the most gather entries one batch can need
      */
-    MappedPlan(int columns, int maxCopies, int maxEntries) {
+    MappedPlan(long[] recordBytes, int maxCopies, int maxEntries) {
+        this.recordBytes = recordBytes.clone();
         this.copySrc = new long[maxCopies];
         this.copyDst = new long[maxCopies];
         this.copyLen = new long[maxCopies];
         this.entries = new long[ENTRY_LONGS * maxEntries];
-        this.columnFirst = new int[columns];
-        this.columnCount = new int[columns];
+        this.columnFirst = new int[recordBytes.length];
+        this.columnCount = new int[recordBytes.length];
+        this.byRecord = new boolean[recordBytes.length];
     }
 
     /**
@@ -106,10 +116,26 @@ final class MappedPlan {
      */
     void plan(SlotPlan plan, SlotLayout layout, long[] viewOffset, long slotDevice, Shards shards) {
         copies = 0;
-        entryCount = 0;
+        used = 0;
         for (int c = 0; c < plan.columnCount(); c++) {
             ColumnPieces col = plan.column(c);
-            columnFirst[c] = entryCount;
+            columnFirst[c] = used;
+            byRecord[c] = byRecord(col, recordBytes[c]);
+            if (byRecord[c]) {
+                long rb = recordBytes[c];
+                for (int i = 0; i < col.count(); i++) {
+                    long src = shards.device(c, col.shard(i), col.start(i));
+                    long n = (col.end(i) - col.start(i)) / rb;
+                    if (used + n > entries.length) {
+                        throw new IllegalStateException("a batch needs more than " + entries.length + " gathered records");
+                    }
+                    for (long k = 0; k < n; k++) {
+                        entries[used++] = src + k * rb;
+                    }
+                }
+                columnCount[c] = used - columnFirst[c];
+                continue;
+            }
             for (int i = 0; i < col.count(); i++) {
                 long len = col.end(i) - col.start(i);
                 long dst = viewOffset[c] + col.view(i);
@@ -124,18 +150,38 @@ final class MappedPlan {
                 }
                 long src = shards.device(c, col.shard(i), col.start(i));
                 for (long k = 0; k < len; k += CHUNK) {
-                    if (ENTRY_LONGS * (entryCount + 1) > entries.length) {
+                    if (used + ENTRY_LONGS > entries.length) {
                         throw new IllegalStateException("a batch needs more than " + entries.length / ENTRY_LONGS
                                 + " gather entries");
                     }
-                    int e = ENTRY_LONGS * entryCount++;
-                    entries[e] = src + k;
-                    entries[e + 1] = slotDevice + dst + k;
-                    entries[e + 2] = Math.min(CHUNK, len - k);
+                    entries[used] = src + k;
+                    entries[used + 1] = slotDevice + dst + k;
+                    entries[used + 2] = Math.min(CHUNK, len - k);
+                    used += ENTRY_LONGS;
                 }
             }
-            columnCount[c] = entryCount - columnFirst[c];
+            columnCount[c] = (used - columnFirst[c]) / ENTRY_LONGS;
         }
+    }
+
+    /**
+     * Whether a column's pieces go by record: records of at most {@link #CHUNK} bytes, no piece to copy, and the
+     * pieces filling the view from its start in order (piece {@code i} at the view offset where the records before it
+     * end), so that record {@code r} of the batch lands at {@code view + r * recordBytes}.
+     */
+    private static boolean byRecord(ColumnPieces col, long recordBytes) {
+        if (recordBytes > CHUNK) {
+            return false;
+        }
+        long at = 0;
+        for (int i = 0; i < col.count(); i++) {
+            long len = col.end(i) - col.start(i);
+            if (len >= COPY_FROM || col.view(i) != at || len % recordBytes != 0) {
+                return false;
+            }
+            at += len;
+        }
+        return true;
     }
 
     /** @return copies of the batch planned last */
@@ -158,23 +204,31 @@ final class MappedPlan {
         return copyLen[i];
     }
 
-    /** @return gather entries of the batch planned last, all columns */
-    int entryCount() {
-        return entryCount;
+    /** @return longs of gather description the batch planned last uses, all columns (to upload: {@link #entries()}) */
+    int usedLongs() {
+        return used;
     }
 
-    /** @return {src, dst, length} of every entry, {@link #ENTRY_LONGS} longs each; the first {@link #entryCount()} hold this batch */
+    /**
+     * @return the gather description of every column, back to back from index 0: a column gathered by record holds
+     *     one source address per record; otherwise {@link #ENTRY_LONGS} longs ({@code src, dst, length}) per entry
+     */
     long[] entries() {
         return entries;
     }
 
-    /** @return index of column {@code c}'s first entry */
+    /** @return index in {@link #entries()} of column {@code c}'s first long */
     int columnFirst(int c) {
         return columnFirst[c];
     }
 
-    /** @return entries of column {@code c} */
+    /** @return records (gathered by record) or entries of column {@code c} */
     int columnCount(int c) {
         return columnCount[c];
+    }
+
+    /** @return true if column {@code c} is gathered by record ({@code gather_records}), false by entry */
+    boolean byRecord(int c) {
+        return byRecord[c];
     }
 }

@@ -6,12 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
-import dev.gdsloader.cuda.Nvrtc;
 import dev.gdsloader.cuda.PinnedBuffer;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -70,10 +68,8 @@ class MappedGatherGpuTest {
         }
         long outBytes = dst + 16;
         int n = entries.size();
-        CudaDevice d = CudaDevice.get(0);
         try (MappedShards.Lease lease = MappedShards.process().acquire(f);
-             CudaModule m = CudaModule.load(Nvrtc.compileToPtx(MappedEngine.KERNEL, "gather.cu",
-                     "--gpu-architecture=compute_" + d.computeMajor() + d.computeMinor()));
+             GatherKernel m = GatherKernel.load();
              DeviceBuffer out = DeviceBuffer.allocate(outBytes);
              DeviceBuffer dev = DeviceBuffer.allocate(24L * n);
              PinnedBuffer staged = PinnedBuffer.allocate(Math.max(24L * n, outBytes));
@@ -86,8 +82,7 @@ class MappedGatherGpuTest {
                 staged.segment().setAtIndex(ValueLayout.JAVA_LONG, 3L * i + 2, e[2]);
             }
             stream.copyToDevice(dev, 0, staged, 0, 24L * n);
-            int blocks = Math.min(MappedEngine.MAX_BLOCKS, (n + 7) / 8);
-            m.launch("gather", blocks, MappedEngine.BLOCK, stream, dev.address(), n);
+            m.launchEntries(dev.address(), n, stream);
             stream.copyToHost(staged, 0, out, 0, outBytes);
             stream.synchronize();
             byte[] got = staged.segment().asSlice(0, outBytes).toArray(ValueLayout.JAVA_BYTE);

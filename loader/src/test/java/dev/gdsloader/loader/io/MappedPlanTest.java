@@ -108,22 +108,31 @@ class MappedPlanTest {
                     apply(plan.copySource(i), plan.copyTarget(i), plan.copyBytes(i), (byte) 1, bases, content, writers, route, view);
                 }
                 long[] e = plan.entries();
+                int next = 0; // the columns' descriptions are back to back
                 for (int c = 0; c < batchPlan.columnCount(); c++) {
                     long lo = layout.targetOffsets()[c];
                     long hi = lo + layout.targetRegion(c);
-                    for (int k = plan.columnFirst(c); k < plan.columnFirst(c) + plan.columnCount(c); k++) {
+                    long rb = ds.columns().get(c).recordBytes();
+                    assertEquals(next, plan.columnFirst(c), "column " + c + " starts where the one before ended");
+                    boolean shuffled = shuffle == Shuffle.GLOBAL && rb <= MappedPlan.CHUNK;
+                    if (shuffled) {
+                        assertTrue(plan.byRecord(c), "a shuffled column of " + rb + "-byte records goes by record");
+                    }
+                    int width = plan.byRecord(c) ? 1 : MappedPlan.ENTRY_LONGS;
+                    for (int k = 0; k < plan.columnCount(c); k++) {
                         gathered++;
-                        long src = e[3 * k];
-                        long dst = e[3 * k + 1];
-                        long len = e[3 * k + 2];
+                        int at = plan.columnFirst(c) + width * k;
+                        long src = e[at];
+                        long dst = plan.byRecord(c) ? lo + k * rb : e[at + 1];
+                        long len = plan.byRecord(c) ? rb : e[at + 2];
                         if (len <= 0 || len > MappedPlan.CHUNK || dst < lo || dst + len > hi) {
                             fail("entry " + k + " of column " + c + ": " + len + " bytes at " + dst + ", region " + lo + ".." + hi);
                         }
                         apply(src, dst, len, (byte) 2, bases, content, writers, route, view);
                     }
+                    next = plan.columnFirst(c) + width * plan.columnCount(c);
                 }
-                assertEquals(plan.entryCount(), plan.columnFirst(batchPlan.columnCount() - 1)
-                        + plan.columnCount(batchPlan.columnCount() - 1), "entries of the columns are consecutive");
+                assertEquals(plan.usedLongs(), next, "every long of the description belongs to a column");
                 for (int c = 0; c < batchPlan.columnCount(); c++) {
                     ColumnPieces p = batchPlan.column(c);
                     long at0 = engine.viewOffset(layout, p);

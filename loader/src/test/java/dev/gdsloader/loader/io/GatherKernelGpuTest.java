@@ -1,4 +1,4 @@
-package dev.gdsloader.bench;
+package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
@@ -32,7 +32,7 @@ class GatherKernelGpuTest {
     static void needsGpu() {
         assumeTrue(Cuda.availability().available(), () -> "no GPU: " + Cuda.availability().reason());
         CudaDevice.makeCurrent(0);
-        kernel = GatherKernel.compile();
+        kernel = GatherKernel.load();
     }
 
     @AfterAll
@@ -64,7 +64,7 @@ class GatherKernelGpuTest {
             }
             dst.fill(0xA5);
             s.copyToDevice(devAddrs, 0, addrs, 0, 8L * n);
-            kernel.launch(devAddrs.address(), dst.address(), recordBytes, n, s);
+            kernel.launchRecords(devAddrs.address(), dst.address(), recordBytes, n, s);
             s.copyToHost(back, 0, dst, 0, (long) n * recordBytes);
             s.synchronize();
             byte[] got = back.segment().toArray(ValueLayout.JAVA_BYTE);
@@ -84,7 +84,7 @@ class GatherKernelGpuTest {
     @CsvSource({"0, 1", "-4, 1", "16, -1", "4611686018427387904, 4"})
     void refusesBadArguments(long recordBytes, long n) {
         try (CudaStream s = CudaStream.create()) {
-            assertThrows(IllegalArgumentException.class, () -> kernel.launch(0, 0, recordBytes, n, s));
+            assertThrows(IllegalArgumentException.class, () -> kernel.launchRecords(0, 0, recordBytes, n, s));
         }
     }
 }
