@@ -72,6 +72,24 @@ class BenchRunnerTest {
                 text(printed));
     }
 
+    @Test
+    void aGlobalShuffleOfSmallRecordsReadWithODirectSaysWhyItIsSlowAndWhatToUseInstead(@TempDir Path small) throws IOException {
+        assumeFalse(Cuda.availability().available(), "CUDA is available here");
+        SyntheticDataset.generate(small, 256L << 10, 2, 784, 3);
+        LoaderOptions shuffled = LOADER.withSampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 5));
+        BenchReport r = BenchRunner.run(new BenchConfig(small, List.of(ReadPath.HOST), 64L << 10, shuffled, false, false, 1),
+                discard());
+        List<String> notes = r.notes().stream().filter(n -> n.startsWith("note: --shuffle global with O_DIRECT")).toList();
+        assertEquals(1, notes.size(), r.notes().toString());
+        assertTrue(notes.get(0).contains("every 784-byte record is a separate aligned read of at least 4 KiB"), notes.get(0));
+        assertTrue(notes.get(0).contains("--no-direct") && notes.get(0).contains("MAPPED"), notes.get(0));
+        // buffered reads, no shuffle, or records of 64 KiB and more: no note
+        Dataset ds = Dataset.open(small);
+        assertTrue(BenchRunner.smallRecordsDirectNote(ds, shuffled.withDirectIo(false), List.of(ReadPath.HOST)).isEmpty());
+        assertTrue(BenchRunner.smallRecordsDirectNote(ds, LOADER, List.of(ReadPath.HOST)).isEmpty());
+        assertTrue(BenchRunner.smallRecordsDirectNote(Dataset.open(dir), shuffled, List.of(ReadPath.HOST)).isEmpty());
+    }
+
     private static PrintStream discard() {
         return new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     }
