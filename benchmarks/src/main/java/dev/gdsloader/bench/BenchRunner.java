@@ -243,7 +243,8 @@ public final class BenchRunner {
         PathRun last = runs.get(runs.size() - 1);
         return new BenchRow(path, last.stats().path(), Stats.median(gbps), Stats.min(gbps), Stats.max(gbps),
                 last.stats().batches(), Stats.median(runs.stream().mapToDouble(r -> r.stats().stallMillis()).toArray()),
-                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu);
+                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu,
+                Stats.median(runs.stream().mapToDouble(PathRun::heapBytesPerBatch).toArray()));
     }
 
     private static List<ReadPath> choosePaths(BenchConfig config, Dataset dataset, List<String> notes) {
@@ -305,7 +306,8 @@ public final class BenchRunner {
         return java.util.Arrays.stream(ReadPath.values()).filter(p -> p.name().equals("MAPPED")).findFirst();
     }
 
-    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold, double cpuSecondsPerGigabyte) {
+    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold, double cpuSecondsPerGigabyte,
+                           double heapBytesPerBatch) {
     }
 
     private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, BenchProgress log, int index)
@@ -321,13 +323,28 @@ public final class BenchRunner {
         try (GdsLoader loader = GdsLoader.builder(dataset).options(config.loader().withBatchSize(batchRecords).withPath(path))
                 .build();
              VerifyingConsumer consumer = new VerifyingConsumer(expected, maxColumn, loader.pathTaken().onDevice())) {
+            // steady state: the batches after the first prefetch-depth ones (the ring's first fill), at least one
+            int warm = (int) Math.min(loader.slots(), loader.batchesPerEpoch() - 1L);
             long cpu0 = CpuTime.processNanos();
             long checking = 0; // CPU time of the bench's own readback and CRC on this thread, not the loader's
+            long checkingHeap = 0; // heap bytes of that, in steady state
+            LoaderHeap heap = null;
+            long n = 0;
             for (Batch b : loader) {
+                if (n++ == warm) {
+                    heap = LoaderHeap.start();
+                }
                 long t0 = verify(expected);
-                consumer.accept(b);
+                long h0 = LoaderHeap.consumerBytes();
+                consumer.check(b);
+                checkingHeap += LoaderHeap.consumerBytes() - h0;
                 checking += verify(expected) - t0;
+                consumer.release(b);
+                if (heap == null) {
+                    checkingHeap = 0;
+                }
             }
+            double heapPerBatch = heap == null || n <= warm ? Double.NaN : heap.end(checkingHeap) / (double) (n - warm);
             long cpu1 = CpuTime.processNanos();
             LoaderStats s = loader.stats();
             if (cold && s.registrationNanos() > 0) {
@@ -341,7 +358,7 @@ public final class BenchRunner {
             if (consumer.firstMismatch() != null) {
                 notes.add(path + ": first mismatch: " + consumer.firstMismatch());
             }
-            return new PathRun(path, s, consumer.verdict(), cold, cpu);
+            return new PathRun(path, s, consumer.verdict(), cold, cpu, heapPerBatch);
         }
     }
 

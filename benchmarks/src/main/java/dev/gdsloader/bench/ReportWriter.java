@@ -37,10 +37,10 @@ public final class ReportWriter {
      * (not measured, or not a number) is null here, an empty field in the CSV and "-" in the Markdown, never "NaN".
      */
     @com.fasterxml.jackson.annotation.JsonPropertyOrder({"setting", "path", "taken", "gbps", "minGbps", "maxGbps", "batches",
-        "stallMillis", "ceilingRatio", "checksum", "cache", "cpuSecondsPerGigabyte", "recordsPerSecond"})
+        "stallMillis", "ceilingRatio", "checksum", "cache", "cpuSecondsPerGigabyte", "recordsPerSecond", "heapBytesPerBatch"})
     private record Line(String setting, String path, String taken, Double gbps, Double minGbps, Double maxGbps,
                         Long batches, Double stallMillis, Double ceilingRatio, String checksum, String cache,
-                        Double cpuSecondsPerGigabyte, Double recordsPerSecond) {
+                        Double cpuSecondsPerGigabyte, Double recordsPerSecond, Double heapBytesPerBatch) {
     }
 
     /** @return {@code v}, or null (an empty CSV field, "-" in the table) where it is not a finite number */
@@ -54,16 +54,17 @@ public final class ReportWriter {
         // as the printed table: the ceilings have no min-max, batches, stall, checksum (raw read) or CPU s/GB
         out.add(new Line(setting, "raw O_DIRECT read", r.ceilingDirect() ? "O_DIRECT" : "buffered", finite(r.ceilingGbps()),
                 null, null, null, null, 1.0, null, r.ceilingCold() ? "cold" : "warm", null,
-                finite(records(r.ceilingGbps(), sampleBytes))));
+                finite(records(r.ceilingGbps(), sampleBytes)), null));
         if (r.gather() != null) {
             GatherCeiling.Result g = r.gather();
             out.add(new Line(setting, BenchReport.GATHER_ROW, "GATHER", finite(g.gigabytesPerSecond()), null, null, null, null,
-                    null, g.byteExact() ? "OK" : "FAILED", "host", null, finite(g.recordsPerSecond())));
+                    null, g.byteExact() ? "OK" : "FAILED", "host", null, finite(g.recordsPerSecond()), null));
         }
         for (BenchRow row : r.rows()) {
             out.add(new Line(setting, row.requested().name(), row.taken().name(), finite(row.gbps()), finite(row.minGbps()),
                     finite(row.maxGbps()), row.batches(), finite(row.stallMillis()), finite(row.ceilingRatio()), row.checksum(),
-                    row.cold() ? "cold" : "warm", finite(row.cpuSecondsPerGigabyte()), finite(records(row.gbps(), sampleBytes))));
+                    row.cold() ? "cold" : "warm", finite(row.cpuSecondsPerGigabyte()), finite(records(row.gbps(), sampleBytes)),
+                    finite(row.heapBytesPerBatch())));
         }
         return out;
     }
@@ -229,8 +230,10 @@ public final class ReportWriter {
         StringBuilder sb = new StringBuilder("## ").append(title).append("\n\n`").append(command).append("`, ")
                 .append(Instant.now()).append(", ").append(host()).append("\n\n");
         sb.append("| ").append(reports.size() > 1 ? xLabel + " | " : "")
-                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s |\n");
-        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s "
+                        + "| heap B/batch |\n");
+        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+                + "| --- |\n");
         for (Line l : all) {
             sb.append("| ").append(reports.size() > 1 ? l.setting() + " | " : "").append(l.path()).append(" | ").append(l.taken())
                     .append(" | ").append(cell("%.3f", l.gbps())).append(" | ")
@@ -240,7 +243,8 @@ public final class ReportWriter {
                     .append(" | ").append(cell("%.1f", l.stallMillis())).append(" | ").append(cell("%.2f", l.ceilingRatio()))
                     .append(" | ").append(l.checksum() == null ? "-" : l.checksum()).append(" | ").append(l.cache())
                     .append(" | ").append(cell("%.3f", l.cpuSecondsPerGigabyte())).append(" | ")
-                    .append(cell("%.0f", l.recordsPerSecond())).append(" |\n");
+                    .append(cell("%.0f", l.recordsPerSecond())).append(" | ").append(cell("%.0f", l.heapBytesPerBatch()))
+                    .append(" |\n");
         }
         return sb.toString();
     }

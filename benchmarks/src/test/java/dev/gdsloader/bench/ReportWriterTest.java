@@ -29,13 +29,13 @@ class ReportWriterTest {
             assertFalse(line.contains("NaN"), "CSV: " + csv);
         }
         // setting,path,taken,gbps,minGbps,maxGbps,batches,stallMillis,ceilingRatio,checksum,cache,cpu,records/s
-        assertEquals(List.of("default", "\"raw O_DIRECT read\"", "O_DIRECT", "2.0", "", "", "", "", "1.0", "", "warm", "", ""),
+        assertEquals(List.of("default", "\"raw O_DIRECT read\"", "O_DIRECT", "2.0", "", "", "", "", "1.0", "", "warm", "", "", ""),
                 List.of(csv.get(1).split(",", -1)), csv.get(1));
-        assertEquals(List.of("default", "HOST", "HOST", "1.5", "1.4", "1.6", "4", "0.5", "0.75", "OK", "warm", "", ""),
+        assertEquals(List.of("default", "HOST", "HOST", "1.5", "1.4", "1.6", "4", "0.5", "0.75", "OK", "warm", "", "", ""),
                 List.of(csv.get(2).split(",", -1)), csv.get(2));
         String md = Files.readString(dir.resolve("bench.md"));
         assertFalse(md.contains("NaN"), md);
-        assertTrue(md.contains("| raw O_DIRECT read | O_DIRECT | 2.000 | - | - | - | 1.00 | - | warm | - | - |"), md);
-        assertTrue(md.contains("| HOST | HOST | 1.500 | 1.400-1.600 | 4 | 0.5 | 0.75 | OK | warm | - | - |"), md);
+        assertTrue(md.contains("| raw O_DIRECT read | O_DIRECT | 2.000 | - | - | - | 1.00 | - | warm | - | - | - |"), md);
+        assertTrue(md.contains("| HOST | HOST | 1.500 | 1.400-1.600 | 4 | 0.5 | 0.75 | OK | warm | - | - | - |"), md);
     }
 }
