@@ -19,9 +19,10 @@ import dev.gdsloader.loader.ReadPath;
  * @param cpuSecondsPerGigabyte median over the rounds of the process's CPU seconds per 1e9 bytes delivered (every
  *     thread, the JIT and GC included, from the first batch asked for to the last released; the benchmark's own
  *     checking of the batches, on its consumer thread, is taken out); NaN where the JVM cannot tell
- * @param heapBytesPerBatch median over the rounds of the heap bytes the loader allocated per batch in steady state (the
- *     batches after the first prefetch-depth ones): its threads and the consumer's calls into it, the benchmark's own
- *     checking and other threads taken out ({@link LoaderHeap}); NaN where the JVM cannot tell or too few batches
+ * @param heapBytesPerBatch the lowest over the rounds of the heap bytes the loader allocated per batch in steady state
+ *     (the batches after the first prefetch-depth ones; the lowest round, as a process's first rounds also pay the JVM's
+ *     one-time costs): its threads and the consumer's calls into it, the benchmark's own checking and other threads taken
+ *     out ({@link LoaderHeap}); NaN where the JVM cannot tell
  */
 public record BenchRow(ReadPath requested, PathTaken taken, double gbps, double minGbps, double maxGbps, long batches,
                        double stallMillis, String checksum, double ceilingRatio, boolean cold, double cpuSecondsPerGigabyte,

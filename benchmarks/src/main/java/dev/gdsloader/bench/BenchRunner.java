@@ -177,6 +177,10 @@ public final class BenchRunner {
                         row.gbps() * 1e9 / sampleBytes, row.gbps() / gather.gigabytesPerSecond()));
             }
         }
+        if (config.rounds() == 1 && rows.stream().anyMatch(r -> Double.isFinite(r.heapBytesPerBatch()))) {
+            notes.add("heap B/batch of one round includes the JVM's one-time costs (class loading, method handle linkage): "
+                    + "--rounds 3 reports the lowest of three");
+        }
         String order = sampler.shuffle() == Shuffle.NONE ? "sequential" : sampler.shuffle() + " shuffle, seed " + sampler.seed();
         return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
                 first.direct(), cold, rows, notes, order, gather);
@@ -244,7 +248,16 @@ public final class BenchRunner {
         return new BenchRow(path, last.stats().path(), Stats.median(gbps), Stats.min(gbps), Stats.max(gbps),
                 last.stats().batches(), Stats.median(runs.stream().mapToDouble(r -> r.stats().stallMillis()).toArray()),
                 checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu,
-                Stats.median(runs.stream().mapToDouble(PathRun::heapBytesPerBatch).toArray()));
+                lowest(runs.stream().mapToDouble(PathRun::heapBytesPerBatch).toArray()));
+    }
+
+    /**
+     * @param heapPerBatch each round's heap bytes per batch (NaN where unknown)
+     * @return the lowest known one, NaN if none: the steady state, since a process's first rounds also pay the JVM's
+     *     one-time costs (class loading, linking and customising method handles of the native calls)
+     */
+    static double lowest(double[] heapPerBatch) {
+        return java.util.Arrays.stream(heapPerBatch).filter(Double::isFinite).min().orElse(Double.NaN);
     }
 
     private static List<ReadPath> choosePaths(BenchConfig config, Dataset dataset, List<String> notes) {

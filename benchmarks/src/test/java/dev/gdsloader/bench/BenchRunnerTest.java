@@ -171,6 +171,12 @@ class BenchRunnerTest {
     }
 
     @Test
+    void theHeapFigureIsTheLowestKnownRound() {
+        assertEquals(300, BenchRunner.lowest(new double[] {4000, Double.NaN, 300, 500}), 0);
+        assertTrue(Double.isNaN(BenchRunner.lowest(new double[] {Double.NaN})));
+    }
+
+    @Test
     void aReportWithAFailedRowIsNotAllOk() {
         BenchRow failed = new BenchRow(ReadPath.HOST, PathTaken.HOST, 1, 1, 1, 1, 0, "FAILED (1)", 1, false);
         BenchRow passed = new BenchRow(ReadPath.HOST, PathTaken.HOST, 1, 1, 1, 1, 0, "OK", 1, false);
