@@ -8,10 +8,8 @@ import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -80,11 +78,7 @@ public class LoaderBatchBench {
     @TearDown(Level.Trial)
     public void tearDown() throws IOException {
         loader.close();
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        TempDirs.delete(dir);
     }
 
     /** @return the index of the batch taken and released (the next epoch starts where one ends) */
