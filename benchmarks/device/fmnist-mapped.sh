@@ -25,7 +25,7 @@ for rep in $(seq "$reps"); do
   for p in $paths; do
     echo "== rep $rep, path $p"
     echo "@@run rep=$rep path=$p" >> "$log"
-    out="$(show java "${jvm_flags[@]}" -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' -cp '.device/lib/*' \
+    out="$(show java "$jvm_flags" -Djava.util.logging.SimpleFormatter.format='%4$s: %5$s%6$s%n' -cp '.device/lib/*' \
              dev.gdsloader.samples.FashionMnistGpuTraining "$idx" "$work/fmnist-arrow" "$epochs" "$p" "$threads" 2>&1)"
     rc=$?
     echo "$out"
