@@ -153,6 +153,12 @@ for name, label in (("bench-hot-pagecache", "page cache"), ("bench-hot-tmpfs", "
     mc, bc = (num(m.get("cpuSecondsPerGigabyte")) if m else None), (num(b.get("cpuSecondsPerGigabyte")) if b else None)
     add("CPU s/GB, hot sequential %s: MAPPED %s / BOUNCE %s" % (label, f(mc), f(bc)), f(ratio(mc, bc), "%.3f"), "<= 0.1",
         "bench --no-direct")
+for name, label in (("bench-hot-pagecache", "hot sequential, page cache"), ("bench-shuffle-784", "global shuffle, 784 B")):
+    rep = bench(name)
+    for p in ("MAPPED", "BOUNCE"):
+        h = num(row(rep, p).get("heapBytesPerBatch")) if row(rep, p) else None  # absent before bench reported it
+        if h is not None:
+            add("heap B/batch in steady state, %s: %s" % (label, p), f(h, "%.0f"), "<= 1024", "bench --no-direct")
 rep = bench("bench-hot-pagecache-checked")
 for p in ("MAPPED", "BOUNCE"):
     r = row(rep, p)

@@ -50,29 +50,36 @@ public record BenchReport(long dataBytes, int batchRecords, int rounds, double c
 
     /**
      * Prints the table: one row per path plus the ceiling (and the gather ceiling, when measured), GB/s = 1e9 bytes/s,
-     * CPU s/GB = process CPU seconds per 1e9 bytes delivered.
+     * CPU s/GB = process CPU seconds per 1e9 bytes delivered, heap B/batch = heap bytes the loader allocated per batch in
+     * steady state ({@link BenchRow#heapBytesPerBatch()}).
      *
      * @param out where to print
      */
     public void print(PrintStream out) {
         out.printf(Locale.ROOT, "data: %.3f GB per epoch, %d records per batch, %s, %d round%s (medians)%n",
                 dataBytes / 1e9, batchRecords, order == null ? "sequential" : order, rounds, rounds == 1 ? "" : "s");
-        out.printf(Locale.ROOT, "%-18s %-14s %8s %15s %8s %10s %9s %-11s %-5s %8s%n",
-                "path", "taken", "GB/s", "min-max", "batches", "stall ms", "x ceiling", "checksum", "cache", "CPU s/GB");
-        out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s%n",
+        out.printf(Locale.ROOT, "%-18s %-14s %8s %15s %8s %10s %9s %-11s %-5s %8s %12s%n",
+                "path", "taken", "GB/s", "min-max", "batches", "stall ms", "x ceiling", "checksum", "cache", "CPU s/GB",
+                "heap B/batch");
+        out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s %12s%n",
                 "raw O_DIRECT read", ceilingDirect ? "O_DIRECT" : "buffered", ceilingGbps, "-", "-", "-",
-                "1.00", "-", ceilingCold ? "cold" : "warm", "-");
+                "1.00", "-", ceilingCold ? "cold" : "warm", "-", "-");
         if (gather != null) {
-            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s%n", GATHER_ROW, "GATHER",
-                    gather.gigabytesPerSecond(), "-", "-", "-", "-", gather.byteExact() ? "OK" : "FAILED", "host", "-");
+            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8s %10s %9s %-11s %-5s %8s %12s%n", GATHER_ROW, "GATHER",
+                    gather.gigabytesPerSecond(), "-", "-", "-", "-", gather.byteExact() ? "OK" : "FAILED", "host", "-", "-");
         }
         for (BenchRow r : rows) {
-            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8d %10.1f %9.2f %-11s %-5s %8s%n",
+            out.printf(Locale.ROOT, "%-18s %-14s %8.3f %15s %8d %10.1f %9.2f %-11s %-5s %8s %12s%n",
                     r.requested(), r.taken(), r.gbps(), String.format(Locale.ROOT, "%.3f-%.3f", r.minGbps(), r.maxGbps()),
                     r.batches(), r.stallMillis(), r.ceilingRatio(), r.checksum(), r.cold() ? "cold" : "warm",
-                    cpu(r.cpuSecondsPerGigabyte()));
+                    cpu(r.cpuSecondsPerGigabyte()), heap(r.heapBytesPerBatch()));
         }
         notes.forEach(out::println);
+    }
+
+    /** @return heap bytes per batch, whole bytes, or "-" where unknown */
+    static String heap(double bytesPerBatch) {
+        return Double.isFinite(bytesPerBatch) ? String.format(Locale.ROOT, "%.0f", bytesPerBatch) : "-";
     }
 
     /** @return CPU s/GB with 3 decimals, or "-" where unknown */

@@ -100,6 +100,7 @@ public final class BenchRunner {
         List<String> notes = new ArrayList<>();
         int batchRecords = recordsPerBatch(config.data(), dataset, config.batchBytes() / Math.max(1, sampleBytes), notes);
         List<ReadPath> paths = choosePaths(config, dataset, notes);
+        smallRecordsDirectNote(dataset, config.loader(), paths).ifPresent(notes::add);
         SamplerOptions sampler = config.loader().sampler();
         boolean gatherCeiling = sampler.shuffle() == Shuffle.GLOBAL && Cuda.availability().available();
 
@@ -176,6 +177,10 @@ public final class BenchRunner {
                         row.gbps() * 1e9 / sampleBytes, row.gbps() / gather.gigabytesPerSecond()));
             }
         }
+        if (config.rounds() == 1 && rows.stream().anyMatch(r -> Double.isFinite(r.heapBytesPerBatch()))) {
+            notes.add("heap B/batch of one round includes the JVM's one-time costs (class loading, method handle linkage): "
+                    + "--rounds 3 reports the lowest of three");
+        }
         String order = sampler.shuffle() == Shuffle.NONE ? "sequential" : sampler.shuffle() + " shuffle, seed " + sampler.seed();
         return new BenchReport(dataset.dataBytes(), batchRecords, config.rounds(), Stats.median(roundCeiling),
                 first.direct(), cold, rows, notes, order, gather);
@@ -242,7 +247,17 @@ public final class BenchRunner {
         PathRun last = runs.get(runs.size() - 1);
         return new BenchRow(path, last.stats().path(), Stats.median(gbps), Stats.min(gbps), Stats.max(gbps),
                 last.stats().batches(), Stats.median(runs.stream().mapToDouble(r -> r.stats().stallMillis()).toArray()),
-                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu);
+                checksum, Stats.median(ratio), runs.stream().allMatch(PathRun::cold), cpu,
+                lowest(runs.stream().mapToDouble(PathRun::heapBytesPerBatch).toArray()));
+    }
+
+    /**
+     * @param heapPerBatch each round's heap bytes per batch (NaN where unknown)
+     * @return the lowest known one, NaN if none: the steady state, since a process's first rounds also pay the JVM's
+     *     one-time costs (class loading, linking and customising method handles of the native calls)
+     */
+    static double lowest(double[] heapPerBatch) {
+        return java.util.Arrays.stream(heapPerBatch).filter(Double::isFinite).min().orElse(Double.NaN);
     }
 
     private static List<ReadPath> choosePaths(BenchConfig config, Dataset dataset, List<String> notes) {
@@ -266,6 +281,34 @@ public final class BenchRunner {
         return paths;
     }
 
+    /** Records smaller than this, read one {@code O_DIRECT} request each under a global shuffle, get a note. */
+    static final long SMALL_RECORD_BYTES = 64 << 10;
+
+    /**
+     * The note for a run whose staged paths read small records of a global shuffle with {@code O_DIRECT}: each record
+     * is then a separate read of its 4 KiB-aligned cover from the device (measured here, 784-byte records: 13x slower
+     * than buffered reads from the page cache; ~70x on other machines), which the table alone does not explain.
+     *
+     * @param dataset the dataset
+     * @param loader the options every path runs with
+     * @param paths the paths run
+     * @return one line saying why and what to use instead, or empty where it does not apply (no global shuffle,
+     *     buffered reads, no HOST or BOUNCE path, or every record at least {@link #SMALL_RECORD_BYTES})
+     */
+    static Optional<String> smallRecordsDirectNote(Dataset dataset, dev.gdsloader.loader.LoaderOptions loader,
+                                                   List<ReadPath> paths) {
+        long smallest = dataset.columns().stream().mapToLong(Column::recordBytes).min().orElse(SMALL_RECORD_BYTES);
+        List<ReadPath> staged = paths.stream().filter(p -> p == ReadPath.HOST || p == ReadPath.BOUNCE).toList();
+        if (loader.sampler().shuffle() != Shuffle.GLOBAL || !Boolean.TRUE.equals(loader.directIo()) || staged.isEmpty()
+                || smallest >= SMALL_RECORD_BYTES) {
+            return Optional.empty();
+        }
+        return Optional.of("note: --shuffle global with O_DIRECT: every " + smallest + "-byte record is a separate aligned read "
+                + "of at least 4 KiB from the device, so " + staged.stream().map(ReadPath::name).collect(
+                        java.util.stream.Collectors.joining(" and ")) + " run far below the sequential rate; for records this "
+                + "small use --no-direct (buffered: served from the page cache) or, on a GPU, MAPPED");
+    }
+
     /**
      * {@code ReadPath.MAPPED} where this build has it (looked up by name, so this code builds before and after it is
      * added), for the default path lists of the benchmarks.
@@ -276,7 +319,8 @@ public final class BenchRunner {
         return java.util.Arrays.stream(ReadPath.values()).filter(p -> p.name().equals("MAPPED")).findFirst();
     }
 
-    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold, double cpuSecondsPerGigabyte) {
+    private record PathRun(ReadPath requested, LoaderStats stats, String checksum, boolean cold, double cpuSecondsPerGigabyte,
+                           double heapBytesPerBatch) {
     }
 
     private static DirectReadCeiling.Result ceiling(BenchConfig config, Dataset dataset, BenchProgress log, int index)
@@ -292,13 +336,28 @@ public final class BenchRunner {
         try (GdsLoader loader = GdsLoader.builder(dataset).options(config.loader().withBatchSize(batchRecords).withPath(path))
                 .build();
              VerifyingConsumer consumer = new VerifyingConsumer(expected, maxColumn, loader.pathTaken().onDevice())) {
+            // steady state: the batches after the first prefetch-depth ones (the ring's first fill), at least one
+            int warm = (int) Math.min(loader.slots(), loader.batchesPerEpoch() - 1L);
             long cpu0 = CpuTime.processNanos();
             long checking = 0; // CPU time of the bench's own readback and CRC on this thread, not the loader's
+            long checkingHeap = 0; // heap bytes of that, in steady state
+            LoaderHeap heap = null;
+            long n = 0;
             for (Batch b : loader) {
+                if (n++ == warm) {
+                    heap = LoaderHeap.start();
+                }
                 long t0 = verify(expected);
-                consumer.accept(b);
+                long h0 = LoaderHeap.consumerBytes();
+                consumer.check(b);
+                checkingHeap += LoaderHeap.consumerBytes() - h0;
                 checking += verify(expected) - t0;
+                consumer.release(b);
+                if (heap == null) {
+                    checkingHeap = 0;
+                }
             }
+            double heapPerBatch = heap == null || n <= warm ? Double.NaN : heap.end(checkingHeap) / (double) (n - warm);
             long cpu1 = CpuTime.processNanos();
             LoaderStats s = loader.stats();
             if (cold && s.registrationNanos() > 0) {
@@ -312,7 +371,7 @@ public final class BenchRunner {
             if (consumer.firstMismatch() != null) {
                 notes.add(path + ": first mismatch: " + consumer.firstMismatch());
             }
-            return new PathRun(path, s, consumer.verdict(), cold, cpu);
+            return new PathRun(path, s, consumer.verdict(), cold, cpu, heapPerBatch);
         }
     }
 

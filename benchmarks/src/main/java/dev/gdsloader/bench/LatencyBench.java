@@ -69,11 +69,22 @@ public final class LatencyBench {
         }
     }
 
+    /**
+     * One epoch of a warm-up loader, built as the measured one is. Its line saying which path {@code AUTO} chose (INFO)
+     * is held back: it would repeat the measured loader's, which says it once.
+     */
     private static void drain(Path data, LoaderOptions options) throws IOException {
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(GdsLoader.class.getName());
+        java.util.logging.Level level = log.getLevel();
+        if (log.isLoggable(java.util.logging.Level.INFO) && !log.isLoggable(java.util.logging.Level.FINE)) {
+            log.setLevel(java.util.logging.Level.WARNING); // warnings (reads blocked at close) still go out
+        }
         try (GdsLoader loader = GdsLoader.builder(data).options(options).build()) {
             for (Batch b : loader) {
                 b.close();
             }
+        } finally {
+            log.setLevel(level);
         }
     }
 }

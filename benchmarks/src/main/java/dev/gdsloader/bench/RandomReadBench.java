@@ -103,15 +103,28 @@ public final class RandomReadBench {
      * @param gigabytesPerSecond median useful GB/s (1e9 bytes per second)
      * @param cpuSecondsPerGigabyte median process CPU seconds per 1e9 useful bytes; NaN where the JVM cannot tell
      * @param perRoundGbps GB/s of every round, in round order
+     * @param direct how the reader's bytes came: true with {@code O_DIRECT} reads (the pread ceiling so read; the GDS
+     *     path; a staged path reading with {@code O_DIRECT}), false from the page cache (buffered reads; the MAPPED path),
+     *     null for the gather kernel. A row's "x ceiling" is over the pread ceiling of the same kind
      */
     public record Row(String reader, ReadPath requested, PathTaken taken, long recordBytes, long records,
                       double recordsPerSecond, double gigabytesPerSecond, double cpuSecondsPerGigabyte,
-                      double[] perRoundGbps) {
-        /** @return the label of the table's first column */
+                      double[] perRoundGbps, Boolean direct) {
+        /** @return the label of the table's first column, naming how the reads were made */
         public String label() {
-            return reader.equals("gather") ? "gather ceiling (kernel, pinned)"
-                    : reader.equals("gather-registered") ? "gather ceiling (kernel, page cache)"
-                    : requested == null ? "pread, random" : "loader " + taken + ", global shuffle";
+            if (reader.equals("gather")) {
+                return "gather ceiling (kernel, pinned)";
+            }
+            if (reader.equals("gather-registered")) {
+                return "gather ceiling (kernel, page cache)";
+            }
+            String io = direct == null ? "" : direct ? ", O_DIRECT" : taken == PathTaken.MAPPED ? ", page cache" : ", buffered";
+            return (requested == null ? "pread, random" : "loader " + taken + ", global shuffle") + io;
+        }
+
+        /** @return "O_DIRECT", "buffered" (the page cache) or null (the gather kernel), for the JSON line */
+        String io() {
+            return direct == null ? null : direct ? "O_DIRECT" : "buffered";
         }
     }
 
@@ -121,8 +134,9 @@ public final class RandomReadBench {
      * @param c what to run
      * @param json also print each row as one JSON line (for scripts: lines starting with '{')
      * @param out where the table goes
-     * @return the rows: the ceiling first when measured, the gather ceiling next when measured, then one per path in
-     *     {@link Config#paths()} order
+     * @return the rows: the pread ceiling first when measured, the gather ceiling next when measured, then (when a loader
+     *     path read the other way, {@code O_DIRECT} or buffered) the pread ceiling read that way, measured after the
+     *     loader paths, then one per path in {@link Config#paths()} order
      * @throws IllegalArgumentException if the dataset has more or fewer than one column
      * @throws java.io.IOException naming the dataset if it holds no records (nothing to measure), before any row
      * @throws Exception if reading fails
@@ -154,43 +168,37 @@ public final class RandomReadBench {
                 bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s");
-        out.printf(Locale.ROOT, "%-34s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
+        out.printf(Locale.ROOT, "%-" + LABEL + "s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
         List<Row> rows = new ArrayList<>();
+        // the pread ceiling read with O_DIRECT ([1]) and buffered ([0]); each row is compared with the one read as it was
+        Row[] ceilings = new Row[2];
         Row ceiling = null;
         Row gather = null;
         Row gatherRegistered = null;
+        boolean ceilingDirect = !Boolean.FALSE.equals(c.directIo());
         if (c.ceiling()) {
-            double[] gbps = new double[c.rounds()];
-            double[] cpu = new double[c.rounds()];
-            for (int r = 0; r < c.rounds(); r++) {
-                dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
-                long cpu0 = CpuTime.processNanos();
-                long t0 = System.nanoTime();
-                long bytes = ceiling(col, c.threads(), !Boolean.FALSE.equals(c.directIo()));
-                long wall = System.nanoTime() - t0;
-                gbps[r] = bytes / (double) wall;
-                cpu[r] = cpuPerGb(cpu0, bytes);
-            }
-            ceiling = row("pread", null, null, col, gbps, cpu);
+            dropNote = firstNonNull(dropNote, measureCeiling(c, col, ceilingDirect, ceilings));
+            ceiling = ceilings[ceilingDirect ? 1 : 0];
             rows.add(ceiling);
             print(out, ceiling, ceiling);
         }
         if (c.gatherCeiling() && dev.gdsloader.cuda.Cuda.availability().available()) {
             GatherCeiling.Result g = GatherCeiling.measure(col.recordBytes(), batchSize,
                     Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, col.recordBytes() * Math.max(1, col.recordCount())), 99);
-            gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN});
+            gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN}, null);
             rows.add(gather);
             print(out, gather, ceiling);
             requireExact(g, "pinned memory");
             GatherCeiling.Result gr = GatherCeiling.measureRegistered(col.shards(), batchSize, 99);
             gatherRegistered = row("gather-registered", null, null, col, new double[] {gr.gigabytesPerSecond()},
-                    new double[] {Double.NaN});
+                    new double[] {Double.NaN}, null);
             rows.add(gatherRegistered);
             print(out, gatherRegistered, ceiling);
             requireExact(gr, "the registered shards");
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];
+        Boolean[] direct = new Boolean[c.paths().size()];
         c.paths().forEach(p -> byPath.add(new ArrayList<>()));
         for (int round = 0; round < c.rounds(); round++) {
             for (int k = 0; k < c.paths().size(); k++) {
@@ -209,23 +217,36 @@ public final class RandomReadBench {
                     }
                     LoaderStats s = loader.stats();
                     taken[i] = loader.pathTaken();
+                    direct[i] = loader.pathTaken() == PathTaken.GDS || loader.pathTaken() != PathTaken.MAPPED
+                            && loader.options().directIo();
                     byPath.get(i).add(new double[] {s.gigabytesPerSecond(), cpuPerGb(cpu0, s.bytes())});
                 }
             }
         }
+        if (c.ceiling() && java.util.Arrays.stream(direct).anyMatch(d -> d != null && d != ceilingDirect)) {
+            // a loader path read the other way than the ceiling (its own I/O policy, GDS or MAPPED): compare like with like
+            dropNote = firstNonNull(dropNote, measureCeiling(c, col, !ceilingDirect, ceilings));
+            rows.add(ceilings[ceilingDirect ? 0 : 1]);
+            print(out, ceilings[ceilingDirect ? 0 : 1], ceilings[ceilingDirect ? 0 : 1]);
+        }
         for (int i = 0; i < c.paths().size(); i++) {
             double[] gbps = byPath.get(i).stream().mapToDouble(v -> v[0]).toArray();
             double[] cpu = byPath.get(i).stream().mapToDouble(v -> v[1]).toArray();
-            Row row = row("loader", c.paths().get(i), taken[i], col, gbps, cpu);
+            Row row = row("loader", c.paths().get(i), taken[i], col, gbps, cpu, direct[i]);
             rows.add(row);
-            print(out, row, ceiling);
+            print(out, row, ceilingOf(row, ceilings));
+        }
+        if (ceilings[0] != null && ceilings[1] != null) {
+            out.println("note: x ceiling is over the pread ceiling read the same way: O_DIRECT rows over the O_DIRECT ceiling, "
+                    + "buffered and MAPPED (page cache) rows over the buffered one");
         }
         if (dropNote != null) {
             out.println("note: " + dropNote);
         }
         if (json) {
             for (Row r : rows) {
-                out.println(json(r, c, batchSize, ceiling, gather, gatherRegistered, dropNote == null && c.dropCaches()));
+                out.println(json(r, c, batchSize, r.reader().startsWith("gather") ? ceiling : ceilingOf(r, ceilings), gather,
+                        gatherRegistered, dropNote == null && c.dropCaches()));
             }
         }
         return rows;
@@ -238,14 +259,46 @@ public final class RandomReadBench {
         }
     }
 
-    private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu) {
+    /** Width of the table's first column. */
+    private static final int LABEL = 40;
+
+    /**
+     * Measures the pread ceiling read with {@code O_DIRECT} or buffered, {@code c.rounds()} times, into
+     * {@code ceilings[direct ? 1 : 0]}.
+     *
+     * @return why the page cache could not be dropped, or null
+     */
+    private static String measureCeiling(Config c, Column col, boolean direct, Row[] ceilings) throws Exception {
+        String dropNote = null;
+        double[] gbps = new double[c.rounds()];
+        double[] cpu = new double[c.rounds()];
+        for (int r = 0; r < c.rounds(); r++) {
+            dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
+            long cpu0 = CpuTime.processNanos();
+            long t0 = System.nanoTime();
+            long bytes = ceiling(col, c.threads(), direct);
+            long wall = System.nanoTime() - t0;
+            gbps[r] = bytes / (double) wall;
+            cpu[r] = cpuPerGb(cpu0, bytes);
+        }
+        ceilings[direct ? 1 : 0] = row("pread", null, null, col, gbps, cpu, direct);
+        return dropNote;
+    }
+
+    /** @return the pread ceiling read the way {@code r} read (null where not measured) */
+    private static Row ceilingOf(Row r, Row[] ceilings) {
+        return r.direct() == null ? null : ceilings[r.direct() ? 1 : 0];
+    }
+
+    private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu,
+                           Boolean direct) {
         double g = Stats.median(gbps);
         return new Row(reader, requested, taken, col.recordBytes(), col.recordCount(), g * 1e9 / col.recordBytes(), g,
-                Stats.median(cpu), gbps);
+                Stats.median(cpu), gbps, direct);
     }
 
     private static void print(PrintStream out, Row r, Row ceiling) {
-        out.printf(Locale.ROOT, "%-34s %12.0f %10.3f %10s %9s%n", r.label(), r.recordsPerSecond(), r.gigabytesPerSecond(),
+        out.printf(Locale.ROOT, "%-" + LABEL + "s %12.0f %10.3f %10s %9s%n", r.label(), r.recordsPerSecond(), r.gigabytesPerSecond(),
                 ceiling == null ? "-" : String.format(Locale.ROOT, "%.2f", r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
                 Double.isNaN(r.cpuSecondsPerGigabyte()) ? "-" : String.format(Locale.ROOT, "%.3f", r.cpuSecondsPerGigabyte()));
     }
@@ -253,20 +306,22 @@ public final class RandomReadBench {
     /**
      * @return the row as one JSON object on one line; numbers that are not finite are written as null; {@code x_gather}
      *     is the row over the gather ceiling over pinned memory, {@code x_gather_registered} over the one over the
-     *     registered shards (null without one)
+     *     registered shards (null without one); {@code x_ceiling} is over {@code ceiling}, the pread ceiling read the
+     *     same way as the row (null without one); {@code io} is how the row's reads were made
      */
     static String json(Row r, Config c, int batchRecords, Row ceiling, Row gather, Row gatherRegistered, boolean cold) {
         return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
                         + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,\"hot\":%b,"
                         + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"x_gather\":%s,"
-                        + "\"x_gather_registered\":%s,\"gbps_rounds\":%s}",
+                        + "\"x_gather_registered\":%s,\"gbps_rounds\":%s,\"io\":%s}",
                 r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
                 batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.hot(), c.rounds(), num(r.recordsPerSecond()),
                 num(r.gigabytesPerSecond()), num(r.cpuSecondsPerGigabyte()),
                 num(ceiling == null ? Double.NaN : r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
                 num(gather == null ? Double.NaN : r.gigabytesPerSecond() / gather.gigabytesPerSecond()),
                 num(gatherRegistered == null ? Double.NaN : r.gigabytesPerSecond() / gatherRegistered.gigabytesPerSecond()),
-                java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""));
+                java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""),
+                quoted(r.io()));
     }
 
     private static String quoted(Object o) {

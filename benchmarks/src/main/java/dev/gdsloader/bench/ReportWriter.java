@@ -32,30 +32,39 @@ public final class ReportWriter {
     private ReportWriter() {
     }
 
-    /** One measurement, flattened for CSV: a path (or the ceiling) at one setting. */
+    /**
+     * One measurement, flattened for CSV: a path (or the ceiling) at one setting. A value the table prints as "-"
+     * (not measured, or not a number) is null here, an empty field in the CSV and "-" in the Markdown, never "NaN".
+     */
     @com.fasterxml.jackson.annotation.JsonPropertyOrder({"setting", "path", "taken", "gbps", "minGbps", "maxGbps", "batches",
-        "stallMillis", "ceilingRatio", "checksum", "cache", "cpuSecondsPerGigabyte", "recordsPerSecond"})
-    private record Line(String setting, String path, String taken, double gbps, double minGbps, double maxGbps,
-                        long batches, double stallMillis, double ceilingRatio, String checksum, String cache,
-                        double cpuSecondsPerGigabyte, double recordsPerSecond) {
+        "stallMillis", "ceilingRatio", "checksum", "cache", "cpuSecondsPerGigabyte", "recordsPerSecond", "heapBytesPerBatch"})
+    private record Line(String setting, String path, String taken, Double gbps, Double minGbps, Double maxGbps,
+                        Long batches, Double stallMillis, Double ceilingRatio, String checksum, String cache,
+                        Double cpuSecondsPerGigabyte, Double recordsPerSecond, Double heapBytesPerBatch) {
+    }
+
+    /** @return {@code v}, or null (an empty CSV field, "-" in the table) where it is not a finite number */
+    private static Double finite(double v) {
+        return Double.isFinite(v) ? v : null;
     }
 
     private static List<Line> lines(String setting, BenchReport r) {
         List<Line> out = new ArrayList<>();
         double sampleBytes = sampleBytes(r);
-        out.add(new Line(setting, "raw O_DIRECT read", r.ceilingDirect() ? "O_DIRECT" : "buffered", r.ceilingGbps(),
-                r.ceilingGbps(), r.ceilingGbps(), 0, 0, 1.0, "-", r.ceilingCold() ? "cold" : "warm", Double.NaN,
-                records(r.ceilingGbps(), sampleBytes)));
+        // as the printed table: the ceilings have no min-max, batches, stall, checksum (raw read) or CPU s/GB
+        out.add(new Line(setting, "raw O_DIRECT read", r.ceilingDirect() ? "O_DIRECT" : "buffered", finite(r.ceilingGbps()),
+                null, null, null, null, 1.0, null, r.ceilingCold() ? "cold" : "warm", null,
+                finite(records(r.ceilingGbps(), sampleBytes)), null));
         if (r.gather() != null) {
             GatherCeiling.Result g = r.gather();
-            out.add(new Line(setting, BenchReport.GATHER_ROW, "GATHER", g.gigabytesPerSecond(), g.gigabytesPerSecond(),
-                    g.gigabytesPerSecond(), 0, 0, Double.NaN, g.byteExact() ? "OK" : "FAILED", "host", Double.NaN,
-                    g.recordsPerSecond()));
+            out.add(new Line(setting, BenchReport.GATHER_ROW, "GATHER", finite(g.gigabytesPerSecond()), null, null, null, null,
+                    null, g.byteExact() ? "OK" : "FAILED", "host", null, finite(g.recordsPerSecond()), null));
         }
         for (BenchRow row : r.rows()) {
-            out.add(new Line(setting, row.requested().name(), row.taken().name(), row.gbps(), row.minGbps(), row.maxGbps(),
-                    row.batches(), row.stallMillis(), row.ceilingRatio(), row.checksum(), row.cold() ? "cold" : "warm",
-                    row.cpuSecondsPerGigabyte(), records(row.gbps(), sampleBytes)));
+            out.add(new Line(setting, row.requested().name(), row.taken().name(), finite(row.gbps()), finite(row.minGbps()),
+                    finite(row.maxGbps()), row.batches(), finite(row.stallMillis()), finite(row.ceilingRatio()), row.checksum(),
+                    row.cold() ? "cold" : "warm", finite(row.cpuSecondsPerGigabyte()), finite(records(row.gbps(), sampleBytes)),
+                    finite(row.heapBytesPerBatch())));
         }
         return out;
     }
@@ -221,18 +230,28 @@ public final class ReportWriter {
         StringBuilder sb = new StringBuilder("## ").append(title).append("\n\n`").append(command).append("`, ")
                 .append(Instant.now()).append(", ").append(host()).append("\n\n");
         sb.append("| ").append(reports.size() > 1 ? xLabel + " | " : "")
-                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s |\n");
-        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+                .append("path | taken | GB/s | min-max | batches | stall ms | x ceiling | checksum | cache | CPU s/GB | records/s "
+                        + "| heap B/batch |\n");
+        sb.append("|").append(reports.size() > 1 ? " --- |" : "").append(" --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+                + "| --- |\n");
         for (Line l : all) {
             sb.append("| ").append(reports.size() > 1 ? l.setting() + " | " : "").append(l.path()).append(" | ").append(l.taken())
-                    .append(String.format(Locale.ROOT, " | %.3f | %.3f-%.3f | %d | %.1f | %s | ", l.gbps(), l.minGbps(),
-                            l.maxGbps(), l.batches(), l.stallMillis(), Double.isFinite(l.ceilingRatio())
-                                    ? String.format(Locale.ROOT, "%.2f", l.ceilingRatio()) : "-"))
-                    .append(l.checksum()).append(" | ").append(l.cache()).append(" | ").append(BenchReport.cpu(l.cpuSecondsPerGigabyte()))
-                    .append(" | ").append(Double.isFinite(l.recordsPerSecond())
-                            ? String.format(Locale.ROOT, "%.0f", l.recordsPerSecond()) : "-").append(" |\n");
+                    .append(" | ").append(cell("%.3f", l.gbps())).append(" | ")
+                    .append(l.minGbps() == null || l.maxGbps() == null ? "-"
+                            : String.format(Locale.ROOT, "%.3f-%.3f", l.minGbps(), l.maxGbps()))
+                    .append(" | ").append(l.batches() == null ? "-" : l.batches().toString())
+                    .append(" | ").append(cell("%.1f", l.stallMillis())).append(" | ").append(cell("%.2f", l.ceilingRatio()))
+                    .append(" | ").append(l.checksum() == null ? "-" : l.checksum()).append(" | ").append(l.cache())
+                    .append(" | ").append(cell("%.3f", l.cpuSecondsPerGigabyte())).append(" | ")
+                    .append(cell("%.0f", l.recordsPerSecond())).append(" | ").append(cell("%.0f", l.heapBytesPerBatch()))
+                    .append(" |\n");
         }
         return sb.toString();
+    }
+
+    /** @return {@code v} formatted, or "-" where it is absent (null) */
+    private static String cell(String format, Double v) {
+        return v == null ? "-" : String.format(Locale.ROOT, format, v);
     }
 
     private static void barChart(String title, BenchReport r, Path png) throws IOException {

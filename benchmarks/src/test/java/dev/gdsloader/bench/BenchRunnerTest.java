@@ -68,8 +68,29 @@ class BenchRunnerTest {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         r.print(new PrintStream(printed, true, StandardCharsets.UTF_8));
         assertTrue(text(printed).contains("GLOBAL shuffle, seed 5"), text(printed));
-        assertTrue(text(printed).lines().anyMatch(l -> l.startsWith("HOST") && l.trim().endsWith(BenchReport.cpu(row.cpuSecondsPerGigabyte()))),
-                text(printed));
+        assertTrue(text(printed).lines().anyMatch(l -> l.startsWith("HOST") && l.trim().matches(".* "
+                + java.util.regex.Pattern.quote(BenchReport.cpu(row.cpuSecondsPerGigabyte())) + " +"
+                + java.util.regex.Pattern.quote(BenchReport.heap(row.heapBytesPerBatch())))), text(printed));
+        // 9 batches, 3 slots: the heap figure covers the 6 after the ring's first fill
+        assertTrue(row.heapBytesPerBatch() >= 0 && Double.isFinite(row.heapBytesPerBatch()), row.toString());
+    }
+
+    @Test
+    void aGlobalShuffleOfSmallRecordsReadWithODirectSaysWhyItIsSlowAndWhatToUseInstead(@TempDir Path small) throws IOException {
+        assumeFalse(Cuda.availability().available(), "CUDA is available here");
+        SyntheticDataset.generate(small, 256L << 10, 2, 784, 3);
+        LoaderOptions shuffled = LOADER.withSampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 5));
+        BenchReport r = BenchRunner.run(new BenchConfig(small, List.of(ReadPath.HOST), 64L << 10, shuffled, false, false, 1),
+                discard());
+        List<String> notes = r.notes().stream().filter(n -> n.startsWith("note: --shuffle global with O_DIRECT")).toList();
+        assertEquals(1, notes.size(), r.notes().toString());
+        assertTrue(notes.get(0).contains("every 784-byte record is a separate aligned read of at least 4 KiB"), notes.get(0));
+        assertTrue(notes.get(0).contains("--no-direct") && notes.get(0).contains("MAPPED"), notes.get(0));
+        // buffered reads, no shuffle, or records of 64 KiB and more: no note
+        Dataset ds = Dataset.open(small);
+        assertTrue(BenchRunner.smallRecordsDirectNote(ds, shuffled.withDirectIo(false), List.of(ReadPath.HOST)).isEmpty());
+        assertTrue(BenchRunner.smallRecordsDirectNote(ds, LOADER, List.of(ReadPath.HOST)).isEmpty());
+        assertTrue(BenchRunner.smallRecordsDirectNote(Dataset.open(dir), shuffled, List.of(ReadPath.HOST)).isEmpty());
     }
 
     private static PrintStream discard() {
@@ -147,6 +168,12 @@ class BenchRunnerTest {
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 0, LOADER, false, true, 1));
         assertThrows(IllegalArgumentException.class, () -> new BenchConfig(dir, List.of(), 4096, LOADER, false, true, 0));
         assertThrows(NullPointerException.class, () -> new BenchConfig(dir, List.of(), 4096, null, false, true, 1));
+    }
+
+    @Test
+    void theHeapFigureIsTheLowestKnownRound() {
+        assertEquals(300, BenchRunner.lowest(new double[] {4000, Double.NaN, 300, 500}), 0);
+        assertTrue(Double.isNaN(BenchRunner.lowest(new double[] {Double.NaN})));
     }
 
     @Test

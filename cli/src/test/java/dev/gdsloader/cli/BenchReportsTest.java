@@ -35,7 +35,7 @@ class BenchReportsTest {
         assertTrue(report.get("gather").isNull(), "no gather ceiling without a shuffle and a GPU: " + report);
         List<String> csv = Files.readAllLines(out.resolve("bench.csv"));
         assertEquals("setting,path,taken,gbps,minGbps,maxGbps,batches,stallMillis,ceilingRatio,checksum,cache,"
-                + "cpuSecondsPerGigabyte,recordsPerSecond", csv.get(0));
+                + "cpuSecondsPerGigabyte,recordsPerSecond,heapBytesPerBatch", csv.get(0));
         assertEquals(3, csv.size(), "header, ceiling, HOST");
         String[] host = csv.get(2).split(",");
         assertEquals("HOST", host[1], csv.get(2));

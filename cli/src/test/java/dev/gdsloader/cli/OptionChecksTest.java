@@ -222,6 +222,28 @@ class OptionChecksTest {
         assertFalse(Files.exists(dir.resolve("nogbps.png")), "nothing drawn for a row without its GB/s");
     }
 
+    @Test
+    void plotNamesEveryBadReportInOneLineEachDrawsTheGoodOnesAndExitsTwo() throws IOException {
+        Path good = dir.resolve("good");
+        dev.gdsloader.bench.ReportWriter.write(new dev.gdsloader.bench.BenchReport(1000, 10, 1, 1.5, true, false,
+                List.of(new dev.gdsloader.bench.BenchRow(dev.gdsloader.loader.ReadPath.HOST, dev.gdsloader.loader.PathTaken.HOST,
+                        1.2, 1.2, 1.2, 4, 0.5, "OK", 0.8, false)), List.of()), "gdsloader bench", good);
+        Files.delete(good.resolve("bench.png"));
+        Path bad = Files.writeString(dir.resolve("bad.json"), "{\"reports\": {bad");
+        Path missing = dir.resolve("missing.json");
+        Path second = Files.copy(good.resolve("bench.json"), dir.resolve("second.json"));
+        CommandRun r = CommandRun.execute(new PlotCommand(), bad.toString(), good.resolve("bench.json").toString(),
+                missing.toString(), second.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        List<String> errors = r.err().lines().toList();
+        assertEquals(2, errors.size(), "one line per bad report: " + r);
+        assertTrue(errors.get(0).startsWith("gdsloader plot: " + bad + ": "), r.toString());
+        assertTrue(errors.get(1).startsWith("gdsloader plot: ") && errors.get(1).contains(missing.toString()), r.toString());
+        assertTrue(Files.size(good.resolve("bench.png")) > 0, "the good report before the bad ones is drawn: " + r);
+        assertTrue(Files.size(dir.resolve("second.png")) > 0, "the good report after the bad ones is drawn: " + r);
+        assertEquals(List.of("wrote " + good.resolve("bench.png"), "wrote " + dir.resolve("second.png")), r.out().lines().toList());
+    }
+
     // 5: verify compares dtype and record shape; plurals
 
     @Test

@@ -82,6 +82,29 @@ class RandomCommandTest {
     }
 
     @Test
+    void aLoaderReadingBufferedIsComparedWithTheBufferedPreadCeilingNotTheODirectOne() {
+        // no --no-direct: the ceiling reads with O_DIRECT, the loader's own policy reads this 1 MiB dataset buffered
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--batch-size", "64",
+                "--json", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        List<String> rows = jsonLines(r);
+        assertEquals(3, rows.size(), "O_DIRECT ceiling, buffered ceiling, HOST: " + r);
+        assertEquals("\"pread\"", field(rows.get(0), "reader"), r.toString());
+        assertEquals("\"O_DIRECT\"", field(rows.get(0), "io"), r.toString());
+        assertEquals("\"pread\"", field(rows.get(1), "reader"), r.toString());
+        assertEquals("\"buffered\"", field(rows.get(1), "io"), r.toString());
+        assertEquals("1.00000", field(rows.get(1), "x_ceiling"), r.toString());
+        String host = rows.get(2);
+        assertEquals("\"buffered\"", field(host, "io"), r.toString());
+        double ratio = Double.parseDouble(field(host, "gbps")) / Double.parseDouble(field(rows.get(1), "gbps"));
+        assertEquals(ratio, Double.parseDouble(field(host, "x_ceiling")), ratio * 1e-3, r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("pread, random, O_DIRECT ")), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("pread, random, buffered ")), r.toString());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("loader HOST, global shuffle, buffered ")), r.toString());
+        assertTrue(r.out().contains("note: x ceiling is over the pread ceiling read the same way"), r.toString());
+    }
+
+    @Test
     void withoutNoDirectTheLoaderKeepsItsOwnIoPolicy() {
         CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--no-ceiling", "--json",
                 data.toString());

@@ -64,7 +64,7 @@ public final class Batch implements AutoCloseable {
         for (int c = 0; c < views.length; c++) {
             views[c] = new ColumnView(this, columns[c]);
         }
-        this.columns = java.util.Collections.unmodifiableList(java.util.Arrays.asList(views));
+        this.columns = new Views(views);
         this.path = path;
         this.ready = ready;
         this.slot = slot;
@@ -144,6 +144,28 @@ public final class Batch implements AutoCloseable {
     public int paddingCount() {
         int first = Math.max(from, order.firstPadded());
         return Math.max(0, from + records - first);
+    }
+
+    /**
+     * The column views as an unmodifiable list: one object over the views array (a batch is made per batch delivered,
+     * so it costs one list object instead of an array wrapper and an unmodifiable wrapper of it).
+     */
+    private static final class Views extends java.util.AbstractList<ColumnView> implements java.util.RandomAccess {
+        private final ColumnView[] views;
+
+        Views(ColumnView[] views) {
+            this.views = views;
+        }
+
+        @Override
+        public ColumnView get(int index) {
+            return views[java.util.Objects.checkIndex(index, views.length)];
+        }
+
+        @Override
+        public int size() {
+            return views.length;
+        }
     }
 
     /** @return the column views, in dataset column order */

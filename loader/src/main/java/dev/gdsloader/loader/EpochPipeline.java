@@ -98,6 +98,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long lastNanos;
     private long delivered;
     private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
+    /** Every batch's releaser: one object for the epoch, not a method reference made per batch. */
+    private final Batch.Releaser releaser = this::release;
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
                   Executor pool, long ioTimeoutNanos) {
@@ -157,18 +159,22 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             return false; // a newer epoch took over the slots, or the loader closed
         }
         if (next == null) {
-            long t0 = System.nanoTime();
-            try {
-                while ((next = ready.poll(50, TimeUnit.MILLISECONDS)) == null) {
-                    if (readerDone && ready.isEmpty()) {
-                        next = END; // the reader stopped (closed, timed out or failed) and left nothing more
+            next = ready.poll(); // the loader is ahead: no wait (a timed wait allocates a queue node each time)
+            if (next == null) {
+                long t0 = System.nanoTime();
+                try {
+                    while (next == null) {
+                        next = ready.poll(50, TimeUnit.MILLISECONDS);
+                        if (next == null && (stopped || readerDone && ready.isEmpty())) {
+                            next = END; // the loader closed, or the reader stopped (timed out, failed) and left nothing more
+                        }
                     }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for a batch", e);
+                } finally {
+                    stallNanos += System.nanoTime() - t0;
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for a batch", e);
-            } finally {
-                stallNanos += System.nanoTime() - t0;
             }
             if (next == END) {
                 ready.offer(END);
@@ -221,7 +227,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         lastNanos = System.nanoTime();
         outstanding.incrementAndGet();
         return new Batch(plan.index(), order, plan.from(), plan.records(), slot.views, ring.path(),
-                slot.memory.ready(), slot.index, this::release);
+                slot.memory.ready(), slot.index, releaser);
     }
 
     private String stalledRanges(SlotPlan plan) {

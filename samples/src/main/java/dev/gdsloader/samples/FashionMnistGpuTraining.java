@@ -24,11 +24,14 @@ import java.util.Locale;
  * {@code samples/python/fashion_mnist_mlp.py}: SGD lr 0.01, momentum 0.9, batch 64, He-normal weights.
  *
  * <p>Usage: {@code FashionMnistGpuTraining IDX_DIR WORK_DIR [EPOCHS [PATH [IO_THREADS]]]}: epochs default 10,
- * path {@code AUTO} (or {@code GDS}, {@code BOUNCE}), I/O threads the loader's default (4).
+ * path {@code AUTO} (or {@code MAPPED}, {@code GDS}, {@code BOUNCE}), I/O threads the loader's default (4).
  */
 public final class FashionMnistGpuTraining {
     private static final int BATCH = 64;
     private static final int TEST_BATCH = 1000;
+    /** The paths that deliver batches in device memory, which the model reads. */
+    static final java.util.List<ReadPath> DEVICE_PATHS = java.util.List.of(ReadPath.AUTO, ReadPath.MAPPED, ReadPath.GDS,
+            ReadPath.BOUNCE);
 
     private FashionMnistGpuTraining() {
     }
@@ -38,9 +41,9 @@ public final class FashionMnistGpuTraining {
      * @throws Exception only on a bug: a user's error (no GPU, bad argument, missing file) exits 2 with one line
      */
     public static void main(String[] args) throws Exception {
-        SampleMain.run("FashionMnistGpuTraining", "IDX_DIR WORK_DIR [EPOCHS [AUTO|GDS|BOUNCE [IO_THREADS]]]", 2, 5, args, a -> {
+        SampleMain.run("FashionMnistGpuTraining", "IDX_DIR WORK_DIR [EPOCHS [AUTO|MAPPED|GDS|BOUNCE [IO_THREADS]]]", 2, 5, args, a -> {
             int epochs = a.length > 2 ? SampleMain.positive("EPOCHS", a[2]) : 10;
-            ReadPath path = a.length > 3 ? SampleMain.readPath("PATH", a[3], java.util.List.of(ReadPath.AUTO, ReadPath.GDS, ReadPath.BOUNCE)) : ReadPath.AUTO;
+            ReadPath path = a.length > 3 ? SampleMain.readPath("PATH", a[3], DEVICE_PATHS) : ReadPath.AUTO;
             int ioThreads = a.length > 4 ? SampleMain.positive("IO_THREADS", a[4]) : 4;
             double accuracy = train(Path.of(a[0]), Path.of(a[1]), epochs, path, ioThreads, System.out);
             System.out.printf(Locale.ROOT, "final test accuracy %.4f%n", accuracy);
@@ -61,7 +64,7 @@ public final class FashionMnistGpuTraining {
     static double train(Path idxDir, Path work, int epochs, ReadPath path, int ioThreads, PrintStream log)
             throws IOException {
         if (path == ReadPath.HOST) {
-            throw new IllegalArgumentException("the GPU model needs batches in device memory: use AUTO, GDS or BOUNCE");
+            throw new IllegalArgumentException("the GPU model needs batches in device memory: use AUTO, MAPPED, GDS or BOUNCE");
         }
         if (!Cuda.availability().available()) { // before converting anything
             throw new IllegalStateException("needs a GPU: " + Cuda.availability().reason()

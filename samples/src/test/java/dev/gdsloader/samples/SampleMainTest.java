@@ -72,6 +72,19 @@ class SampleMainTest {
     }
 
     @Test
+    void theGpuSampleTakesEveryDevicePathMappedIncludedAndRefusesHost() throws Exception {
+        assumeFalse(Cuda.availability().available(), "a GPU is here");
+        for (String path : List.of("MAPPED", "mapped", "BOUNCE", "GDS", "AUTO")) {
+            Run r = run(FashionMnistGpuTraining.class, dir.toString(), dir.resolve("work").toString(), "1", path);
+            assertEquals(2, r.status(), r.output());
+            assertTrue(r.output().startsWith("FashionMnistGpuTraining: needs a GPU: "), path + ": " + r.output());
+        }
+        Run host = run(FashionMnistGpuTraining.class, dir.toString(), dir.resolve("work").toString(), "1", "HOST");
+        assertEquals(2, host.status(), host.output());
+        assertEquals("FashionMnistGpuTraining: PATH must be AUTO, MAPPED, GDS or BOUNCE, got 'HOST'", host.output().strip());
+    }
+
+    @Test
     void aNumberPastTheIntRangeStatesTheRange() throws Exception {
         Run r = run(FashionMnistTraining.class, dir.toString(), dir.resolve("w").toString(), "1", "99999999999");
         assertEquals(2, r.status(), r.output());
@@ -83,7 +96,7 @@ class SampleMainTest {
     void aBadPathIsNamedWithTheValuesAccepted() throws Exception {
         Run r = run(FashionMnistGpuTraining.class, dir.toString(), dir.resolve("w").toString(), "10", "WARP");
         assertEquals(2, r.status(), r.output());
-        assertEquals("FashionMnistGpuTraining: PATH must be AUTO, GDS or BOUNCE, got 'WARP'", r.output().strip());
+        assertEquals("FashionMnistGpuTraining: PATH must be AUTO, MAPPED, GDS or BOUNCE, got 'WARP'", r.output().strip());
     }
 
     @Test

@@ -16,9 +16,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -92,11 +90,7 @@ public class HostLoopsBench {
     @TearDown(Level.Trial)
     public void tearDown() throws IOException {
         header.close();
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        TempDirs.delete(dir);
     }
 
     private long nextBatch(EpochOrder order) {
