@@ -213,7 +213,9 @@ public final class RandomReadBench {
                     long cpu0 = CpuTime.processNanos();
                     Iterator<Batch> it = loader.iterator();
                     while (it.hasNext()) {
-                        it.next().close();
+                        Batch batch = it.next();
+                        batch.readyEvent().ifPresent(dev.gdsloader.cuda.CudaEvent::synchronize); // delivered = in place
+                        batch.close();
                     }
                     LoaderStats s = loader.stats();
                     taken[i] = loader.pathTaken();

@@ -2,7 +2,6 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
@@ -212,8 +211,7 @@ public final class MappedEngine implements IoEngine {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
             PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
-            CudaEvent uploaded = a.add(CudaEvent.create());
-            return new MappedSlot(t, staged, entries, uploaded, m);
+            return new MappedSlot(t, staged, entries, m);
         });
     }
 
@@ -348,7 +346,6 @@ public final class MappedEngine implements IoEngine {
             if (used > 0) {
                 MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, used);
                 t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, 8L * used);
-                slot.uploaded.record(t.stream());
                 long device = t.device().address();
                 for (int c = 0; c < dataset.columns().size(); c++) {
                     long first = slot.entries.address() + 8L * plan.columnFirst(c);
@@ -370,28 +367,25 @@ public final class MappedEngine implements IoEngine {
     }
 
     /**
-     * A MAPPED slot: device memory with stream and events, the pinned and device buffers of a batch's gather entries,
-     * and the event recorded once the entries' upload has read the pinned buffer. Every write into the slot's device
-     * memory is issued on its stream, so a refill waits for the consumer's release on the device, and this thread
-     * blocks only until the previous upload has read the pinned entries it is about to overwrite (queued ahead of the
-     * previous batch's gather, so usually long done): the I/O pool never waits for a batch's gather to finish. Freed
-     * once by {@link #close()}.
+     * A MAPPED slot: device memory with stream and events, and the pinned and device buffers of a batch's gather
+     * entries. Every write into the slot's device memory is issued on its stream, so a refill is ordered after the
+     * consumer's release on the device; the host waits only for the slot's own previous batch (its entries' pinned
+     * buffer is rewritten, and a ring of D slots keeps at most D batches of GPU work queued), after the next batch is
+     * planned, on the pool thread. Freed once by {@link #close()}.
      */
     static final class MappedSlot implements ComposedSlot {
         private final DeviceTarget target;
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
-        private final CudaEvent uploaded;
         private final GatherKernel kernel;
         private final SlotResources resources;
 
-        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaEvent uploaded, GatherKernel kernel) {
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
-            this.uploaded = uploaded;
             this.kernel = kernel;
-            this.resources = new SlotResources("MAPPED slot", target, entries, staged, uploaded);
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged);
         }
 
         @Override
@@ -402,7 +396,7 @@ public final class MappedEngine implements IoEngine {
         @Override
         public void awaitReusable() {
             target.orderAfterRelease();
-            uploaded.synchronize();
+            target.ready().synchronize();
         }
 
         @Override

@@ -38,7 +38,7 @@ public interface SlotMemory extends AutoCloseable {
      * the refill writes can still be in use. By default it blocks until the consumer's release event (if any) and the
      * slot's own last copies (staging must not be overwritten under an in-flight copy) have completed; an engine
      * whose every write into the slot is ordered on the slot's stream may instead order the refill after the release
-     * on the device and block only for the host memory it rewrites (MAPPED).
+     * on the device and block only for the slot's own previous batch (MAPPED).
      */
     void awaitReusable();
 
