@@ -9,6 +9,7 @@
 # Writes $OUT/fmnist-mapped.json when OUT is set. Fails soft: a failed run is reported and left out; exit 1 if any.
 set -u -o pipefail
 source "$(dirname "$0")/common.sh"
+source .device/env.sh
 if [ -n "${QUICK:-}" ]; then epochs="${EPOCHS:-3}"; else epochs="${EPOCHS:-10}"; fi
 reps="${REPS:-1}"
 threads="${IO_THREADS:-4}"
