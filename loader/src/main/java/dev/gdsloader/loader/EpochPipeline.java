@@ -88,9 +88,12 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private long lastNanos;
     private long delivered;
     private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
+    /** Run on the reader thread before an entry is refilled (a device group's copies out of it); may be null. */
+    private final java.util.function.IntConsumer beforeRefill;
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
-                  Executor pool, long ioTimeoutNanos) {
+                  Executor pool, long ioTimeoutNanos, java.util.function.IntConsumer beforeRefill) {
+        this.beforeRefill = beforeRefill;
         this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
@@ -126,6 +129,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 RingEntry e = free.take();
                 if (closed) {
                     return;
+                }
+                if (beforeRefill != null) {
+                    beforeRefill.accept(e.index); // a device group: every member's copy out of the slot is done
                 }
                 e.memory.awaitReusable();
                 ReadPlanner.begin(order, b, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
