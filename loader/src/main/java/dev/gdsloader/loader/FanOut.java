@@ -2,7 +2,6 @@ package dev.gdsloader.loader;
 
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -11,8 +10,8 @@ import java.util.function.Consumer;
  * itself, so the fastest member drives the source and the others find their items waiting; a slow member holds its
  * items back, and with them the source's slots, which is what paces the group.
  *
- * <p>Thread-safe: one consumer thread per member. Pulls are serialised by one lock; a member with queued items never
- * waits for it. The source's end (a null pull) and its failure reach every member once its queue is empty.
+ * <p>Thread-safe: one consumer thread per member. One member pulls at a time (outside the queues' monitor); a member
+ * with queued items never waits for a pull. The source's end (a null pull) and its failure reach every member once its queue is empty.
  *
  * @param <T> an item (a member's batch)
  */
@@ -27,10 +26,10 @@ final class FanOut<T> {
 
     private final int members;
     private final Source<T> source;
-    private final ReentrantLock pull = new ReentrantLock();
     private final Object queues = new Object();
     private final List<ArrayDeque<T>> queued;
     private boolean ended;
+    private boolean pulling;
     private RuntimeException failure;
 
     /**
@@ -56,64 +55,69 @@ final class FanOut<T> {
     }
 
     /**
-     * Member {@code m}'s next item: a queued one, else pulls the next items (waiting for another member's pull first).
+     * Member {@code m}'s next item: a queued one, else it pulls the next items itself, or, while another member pulls,
+     * waits until that pull queued an item for it (never waiting for a pull while it has items queued: a pull may be
+     * waiting for the very slots those items hold).
      *
      * @param m the member
      * @return the item, or null at the end
      * @throws RuntimeException the source's failure (to every member, once its queue is empty)
+     * @throws IllegalStateException if the thread is interrupted while waiting
      */
     T next(int m) {
         java.util.Objects.checkIndex(m, members);
-        T t = poll(m);
-        if (t != null) {
-            return t;
-        }
-        pull.lock();
-        try {
-            t = poll(m); // another member may have pulled while this one waited for the lock
-            if (t != null) {
-                return t;
-            }
-            synchronized (queues) {
+        synchronized (queues) {
+            while (true) {
+                T t = queued.get(m).poll();
+                if (t != null) {
+                    return t;
+                }
                 if (failure != null) {
                     throw failure;
                 }
                 if (ended) {
                     return null;
                 }
-            }
-            List<T> items;
-            try {
-                items = source.pull();
-            } catch (RuntimeException e) {
-                synchronized (queues) {
-                    failure = e;
+                if (!pulling) {
+                    pulling = true;
+                    break;
                 }
-                throw e;
+                try {
+                    queues.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while member " + m + " waited for its next batch", e);
+                }
             }
+        }
+        List<T> items;
+        try {
+            items = source.pull(); // outside the monitor: members with queued items take them meanwhile
+        } catch (RuntimeException | Error e) {
             synchronized (queues) {
-                if (items == null) {
-                    ended = true;
-                    return null;
-                }
-                if (items.size() != members) {
-                    throw new IllegalStateException("fan-out source gave " + items.size() + " items for " + members + " members");
-                }
-                for (int k = 0; k < members; k++) {
-                    if (k != m) {
-                        queued.get(k).add(items.get(k));
-                    }
+                pulling = false;
+                failure = e instanceof RuntimeException r ? r : new IllegalStateException(e.getMessage(), e);
+                queues.notifyAll();
+            }
+            throw e;
+        }
+        synchronized (queues) {
+            pulling = false;
+            queues.notifyAll();
+            if (items == null) {
+                ended = true;
+                return null;
+            }
+            if (items.size() != members) {
+                failure = new IllegalStateException("fan-out source gave " + items.size() + " items for " + members + " members");
+                throw failure;
+            }
+            for (int k = 0; k < members; k++) {
+                if (k != m) {
+                    queued.get(k).add(items.get(k));
                 }
             }
             return items.get(m);
-        } finally {
-            pull.unlock();
-        }
-    }
-
-    private T poll(int m) {
-        synchronized (queues) {
-            return queued.get(m).poll();
         }
     }
 
@@ -123,7 +127,6 @@ final class FanOut<T> {
             return queued.get(m).size();
         }
     }
-
     /**
      * Takes every queued item out, for disposal (items pulled for members that never took them).
      *

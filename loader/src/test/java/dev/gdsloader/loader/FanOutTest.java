@@ -92,6 +92,46 @@ class FanOutTest {
         assertNull(f.next(0));
     }
 
+    /**
+     * The source pulls item k only after member 1 took item k-1 (a ring of one slot that member 1's copy holds): while
+     * member 0 waits inside such a pull, member 1 must get the item queued for it rather than wait for the pull.
+     */
+    @Test
+    void aMemberWaitingForAPullTakesWhatThePullQueuedForIt() throws Exception {
+        int n = 300;
+        AtomicInteger taken1 = new AtomicInteger();
+        AtomicInteger pulls = new AtomicInteger();
+        FanOut<Integer> f = new FanOut<>(2, () -> {
+            int k = pulls.getAndIncrement();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (taken1.get() < k) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("pull " + k + " waited 5 s for member 1, which took " + taken1.get());
+                }
+                Thread.onSpinWait();
+            }
+            return k < n ? List.of(k, k) : null;
+        });
+        java.util.concurrent.CompletableFuture<Integer> a = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                int got = 0;
+                while (f.next(0) != null) {
+                    got++;
+                }
+                a.complete(got);
+            } catch (RuntimeException e) {
+                a.completeExceptionally(e);
+            }
+        });
+        for (int k = 0; k < n; k++) {
+            assertEquals(k, f.next(1));
+            taken1.incrementAndGet();
+        }
+        assertNull(f.next(1));
+        assertEquals(n, a.get(10, java.util.concurrent.TimeUnit.SECONDS));
+    }
+
     @Test
     void theSourcesFailureReachesEveryMemberOnceItsQueueIsEmpty() {
         AtomicInteger pulls = new AtomicInteger();
