@@ -192,6 +192,7 @@ public final class PeerCopyBench {
         final CudaStream srcStream;
         final CudaStream dstStream;
         final CudaEvent staged;
+        final CudaEvent drained;
         final CudaModule kernel;
 
         Resources(int src, int dst, long bytes) {
@@ -202,6 +203,7 @@ public final class PeerCopyBench {
                 CudaDevice.use(dst);
                 dstBuf = add(made, DeviceBuffer.allocate(bytes));
                 dstStream = add(made, CudaStream.create());
+                drained = add(made, CudaEvent.create());
                 CudaDevice.use(src);
                 srcBuf = add(made, DeviceBuffer.allocate(bytes));
                 srcStream = add(made, CudaStream.create());
@@ -223,7 +225,7 @@ public final class PeerCopyBench {
         public void close() {
             CudaDevice.use(src);
             Exception e = dev.gdsloader.cuda.Closeables.closeAll(srcStream::synchronize, kernel, staged, srcStream, srcBuf,
-                    () -> CudaDevice.use(dst), dstStream::synchronize, dstStream, dstBuf);
+                    () -> CudaDevice.use(dst), dstStream::synchronize, drained, dstStream, dstBuf);
             if (e != null) {
                 throw new IllegalStateException("p2p: freeing failed: " + e.getMessage(), e);
             }
@@ -245,7 +247,8 @@ public final class PeerCopyBench {
         transfer(w, bytes, r, pattern, staging); // warm-up
         sync(r);
         CudaDevice.use(r.dst);
-        r.dstBuf.fill(0);
+        r.dstStream.fill(r.dstBuf, 0, bytes, 0); // cleared in stream order: the timed transfers must write every byte
+        r.dstStream.synchronize();
         int n = transfers(bytes);
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
@@ -271,6 +274,8 @@ public final class PeerCopyBench {
     private static void transfer(Way w, long bytes, Resources r, PinnedBuffer pattern, PinnedBuffer staging) {
         switch (w) {
             case HOST_STAGED -> {
+                CudaDevice.use(r.src);
+                r.srcStream.waitFor(r.drained); // the previous transfer's copies out of the staging buffer are done
                 for (long off = 0; off < bytes; off += STAGE_CHUNK) {
                     long n = Math.min(STAGE_CHUNK, bytes - off);
                     CudaDevice.use(r.src);
@@ -280,6 +285,7 @@ public final class PeerCopyBench {
                     r.dstStream.waitFor(r.staged); // waits for the record just made: one event serves every chunk
                     r.dstStream.copyToDevice(r.dstBuf, off, staging, off, n);
                 }
+                r.drained.record(r.dstStream);
             }
             case PEER_OFF, PEER_ON -> {
                 CudaDevice.use(r.src);

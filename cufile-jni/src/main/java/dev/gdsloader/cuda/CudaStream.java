@@ -134,6 +134,28 @@ public final class CudaStream extends NativeResource {
     }
 
     /**
+     * Enqueues setting {@code bytes} bytes of {@code dst} from {@code offset} to {@code value} ({@code cudaMemsetAsync}),
+     * ordered with the stream's other work (unlike {@link DeviceBuffer#fill}, which runs on the legacy default stream
+     * that this non-blocking stream does not wait for).
+     *
+     * @param dst device buffer
+     * @param offset byte offset in {@code dst}
+     * @param bytes number of bytes, &ge; 0
+     * @param value byte value, low 8 bits used
+     * @throws IndexOutOfBoundsException if the range falls outside {@code dst}
+     * @throws CudaException on a CUDA error
+     */
+    public void fill(DeviceBuffer dst, long offset, long bytes, int value) {
+        checkOpen();
+        checkRange(offset, bytes, dst.size(), dst.kindName());
+        if (bytes == 0) {
+            return;
+        }
+        Cuda.check(JCuda.cudaMemsetAsync(dst.pointer(offset), value, bytes, stream),
+                "cudaMemsetAsync(" + bytes + " bytes of " + dst.kindName() + " memory)");
+    }
+
+    /**
      * The one copy routine: bounds checks, then the driver API with raw addresses for host-device copies
      * where it is available (no allocation), else {@code cudaMemcpyAsync} through JCuda; the message is
      * built only on failure.

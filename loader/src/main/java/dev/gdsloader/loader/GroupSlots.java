@@ -240,6 +240,7 @@ final class GroupSlots implements AutoCloseable {
             return;
         }
         closed = true;
+        int previous = CudaDevice.current();
         List<AutoCloseable> all = new ArrayList<>();
         for (int e = 0; e < members.length; e++) {
             for (MemberSlot t : members[e]) {
@@ -261,6 +262,7 @@ final class GroupSlots implements AutoCloseable {
                 all.add(staging[e].pinned());
             }
         }
+        all.add(() -> CudaDevice.use(previous));
         Exception firstFailure = Closeables.closeAll(all.toArray(AutoCloseable[]::new));
         if (firstFailure != null) {
             throw new IllegalStateException("device group slots: freeing failed: " + firstFailure.getMessage(), firstFailure);
