@@ -39,11 +39,28 @@ public final class NvLinks {
         /**
          * @param a a GPU's bus id as asked
          * @param bBusId another PCI device's bus id in any case, with a 4- or 8-digit domain
-         * @return active links from {@code a} to it (0 where NVML said nothing)
+         * @return active links from {@code a} straight to it; where there are none, {@code a}'s links to the NVSwitches
+         *     (remote devices that are no GPU asked about) that {@code b} links to as well; 0 where NVML said nothing
          */
         public int linksBetween(String a, String bBusId) {
             String b = normalise(bBusId);
-            return (int) links.getOrDefault(a, List.of()).stream().filter(b::equals).count();
+            List<String> fromA = links.getOrDefault(a, List.of());
+            int direct = (int) fromA.stream().filter(b::equals).count();
+            if (direct > 0) {
+                return direct;
+            }
+            // through NVSwitches (HGX): a's links to devices that are not GPUs asked about and that b links to as well,
+            // counted as nvidia-smi topo -m counts them (NV18 for every pair of H100/H200 SXM GPUs)
+            java.util.Set<String> gpus = new java.util.HashSet<>();
+            List<String> fromB = List.of();
+            for (Map.Entry<String, List<String>> e : links.entrySet()) {
+                gpus.add(normalise(e.getKey()));
+                if (normalise(e.getKey()).equals(b)) {
+                    fromB = e.getValue();
+                }
+            }
+            java.util.Set<String> reachedByB = new java.util.HashSet<>(fromB);
+            return (int) fromA.stream().filter(r -> !gpus.contains(r) && reachedByB.contains(r)).count();
         }
     }
 
