@@ -287,8 +287,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * PyTorch's DataLoader does when a new iterator is made; the new epoch is the next one.
      *
      * @return an iterator over the epoch's batches, in order
-     * @throws IllegalStateException if the loader is closed, or the previous epoch still has batches the
-     *     consumer has not released (naming how many)
+     * @throws IllegalStateException if the loader is closed, the previous epoch still has batches the
+     *     consumer has not released (naming how many), or the loader serves a device group of two or more GPUs
+     *     (consumed through {@link #groupEpoch()})
      * @throws java.io.UncheckedIOException on the MAPPED path, if a registered shard changed (size, modification
      *     time or identity), naming it
      */
