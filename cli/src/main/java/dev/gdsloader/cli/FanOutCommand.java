@@ -71,7 +71,8 @@ final class FanOutCommand implements Callable<Integer> {
             int need = devices.stream().mapToInt(Integer::intValue).max().orElse(0) + 1;
             if (n < need) {
                 throw new IllegalArgumentException("--devices " + devices + " needs " + need + " GPU(s), found " + n
-                        + (n == 0 ? " (" + Cuda.availability().reason() + ")" : "") + "; --devices 0 compares the group of one");
+                        + (n == 0 ? " (" + Cuda.availability().reason() + "); --path HOST runs without a GPU"
+                        : "; --devices 0 compares the group of one"));
             }
         }
         if (out != null) {

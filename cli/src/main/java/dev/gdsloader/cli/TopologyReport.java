@@ -101,7 +101,7 @@ final class TopologyReport {
         } else {
             PciTopology.BlockDevice d = data.get();
             out.add(row("data device", dataName + ": " + d.name() + (d.pci().isEmpty() ? " (no PCI device behind it)"
-                    : " at " + String.join(", ", d.pci().stream().map(PciTopology.PciLocation::describe).toList()))));
+                    : ", PCI " + String.join(", ", d.pci().stream().map(PciTopology.PciLocation::describe).toList()))));
             if (!d.pci().isEmpty()) {
                 for (Gpu g : gpus) {
                     out.add(row("GPU to data", "GPU " + g.ordinal() + " -> " + d.name() + ": "

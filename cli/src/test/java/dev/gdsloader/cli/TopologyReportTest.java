@@ -56,6 +56,8 @@ class TopologyReportTest {
         assertEquals("NVML answered for every GPU", value(lines, "NVLink"));
         List<String> toData = lines.stream().filter(l -> l[0].equals("GPU to data")).map(l -> l[1]).toList();
         assertEquals(List.of("GPU 0 -> nvme0n1: PIX", "GPU 1 -> nvme0n1: SYS"), toData);
+        assertEquals("/data: nvme0n1, PCI 0000:04:00.0 (NUMA node 0) at pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/"
+                + "0000:04:00.0", value(lines, "data device"));
         assertTrue(value(lines, "AUTO device").startsWith("GPU 0: nearest nvme0n1"), value(lines, "AUTO device"));
     }
 
