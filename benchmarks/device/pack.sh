@@ -22,7 +22,8 @@
 #   written under the stamp prepare.sh computes, so prepare.sh keeps it;
 # - the IDX files go as xz (26 MiB instead of gzip's 30 MiB).
 # prepare.sh slims the bytedeco CUDA natives to cudart/cufile/nvrtc; the samples also need cuBLAS's JNI library,
-# which is put back from the Maven repository's jar; zstd-jni keeps only its linux/amd64 library.
+# which is put back from the Maven repository's jar, and doctor needs NVML's (libjninvml.so, for NVLink; 1 MiB),
+# put back likewise; zstd-jni keeps only its linux/amd64 library.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 fmnist=""
@@ -82,8 +83,8 @@ cp bin/jvm-flags .device/jvm-flags
 natives="$(ls .device/lib/cuda-*-linux-x86_64.jar)"
 full="$HOME/.m2/repository/org/bytedeco/cuda/$(basename "$natives" | sed -E 's/^cuda-(.*)-linux-x86_64.jar$/\1/')/$(basename "$natives")"
 tmp="$(mktemp -d)"
-(cd "$tmp" && "$jdk/bin/jar" xf "$full" org/bytedeco/cuda/linux-x86_64/libjnicublas.so)
-"$jdk/bin/jar" uf "$natives" -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjnicublas.so
+(cd "$tmp" && "$jdk/bin/jar" xf "$full" org/bytedeco/cuda/linux-x86_64/libjnicublas.so org/bytedeco/cuda/linux-x86_64/libjninvml.so)
+"$jdk/bin/jar" uf "$natives" -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjnicublas.so -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjninvml.so
 rm -rf "$tmp"
 
 # leaves behind (in DIR) what the GPU machine never uses, and slims zstd-jni

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -29,7 +30,9 @@ import picocli.CommandLine.Option;
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = "Report GPU, driver, CUDA runtime, libcufile, cuFile mode and why, a pinned-memory test, "
                 + "whether the GPU can register host memory (and read-only host memory) and its NUMA node, "
-                + "whether a data directory takes O_DIRECT, which path AUTO picks there, and the native memory budget "
+                + "the topology (per GPU: PCI bus id, NUMA node, copy engines; a GPU x GPU matrix of peer access, P2P attributes and "
+                + "link class, NVLink from NVML else the PCI path class; each GPU's path class to the data's block device; the "
+                + "AUTO device choice), whether a data directory takes O_DIRECT, which path AUTO picks there, and the native memory budget "
                 + "with what is outstanding.")
 final class DoctorCommand implements Callable<Integer> {
     @Option(names = {"-d", "--data"}, description = "data directory to check (default: ${DEFAULT-VALUE})", defaultValue = ".")
@@ -72,6 +75,17 @@ final class DoctorCommand implements Callable<Integer> {
         } else {
             line(out, "host register", "not checked: no GPU (" + cuda.reason() + ")");
             line(out, "GPU NUMA node", "not known: no GPU (" + cuda.reason() + ")");
+        }
+        List<String[]> topology;
+        try {
+            topology = cuda.available() ? TopologyReport.gather(cuda.deviceCount(), data.toAbsolutePath())
+                    : TopologyReport.lines(List.of(), new TopologyReport.Pair[0][0], "",
+                    dev.gdsloader.loader.topology.PciTopology.system().blockDeviceOf(data.toAbsolutePath()), data.toString());
+        } catch (IOException | RuntimeException e) {
+            topology = List.<String[]>of(new String[] {"topology", "not read: " + e.getMessage()});
+        }
+        for (String[] kv : topology) {
+            line(out, kv[0], kv[1]);
         }
         line(out, "O_DIRECT", directTest(data.toAbsolutePath()));
         line(out, "AUTO path", auto.reason());

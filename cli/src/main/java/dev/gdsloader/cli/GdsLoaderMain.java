@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "GPUDirect Storage data loader: sharded training data from NVMe into GPU memory.",
         subcommands = {DoctorCommand.class, GenerateCommand.class, ConvertCommand.class, BenchCommand.class,
             ChecksumCommand.class, OverlapCommand.class, RanksCommand.class,
-            LatencyCommand.class, RandomCommand.class, SweepCommand.class, PlotCommand.class, InspectCommand.class, VerifyCommand.class,
+            LatencyCommand.class, RandomCommand.class, P2pCommand.class, FanOutCommand.class, SweepCommand.class, PlotCommand.class, InspectCommand.class, VerifyCommand.class,
             ServeCommand.class,
             CommandLine.HelpCommand.class})
 public final class GdsLoaderMain {

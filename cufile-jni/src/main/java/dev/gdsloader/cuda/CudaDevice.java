@@ -95,6 +95,30 @@ public record CudaDevice(int ordinal, String name, long totalMemoryBytes, int co
     }
 
     /**
+     * @return the calling thread's current device ({@code cudaGetDevice})
+     * @throws CudaException if CUDA is unavailable
+     */
+    public static int current() {
+        Cuda.ensure();
+        int[] d = {0};
+        Cuda.check(JCuda.cudaGetDevice(d), "cudaGetDevice");
+        return d[0];
+    }
+
+    /**
+     * Makes device {@code ordinal} current for the calling thread ({@code cudaSetDevice} alone: cheap, for switching
+     * between devices whose primary contexts exist, e.g. issuing one group's copies; {@link #makeCurrent} the first
+     * time).
+     *
+     * @param ordinal device ordinal
+     * @throws CudaException if CUDA is unavailable or the ordinal is invalid
+     */
+    public static void use(int ordinal) {
+        Cuda.ensure();
+        Cuda.check(JCuda.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");
+    }
+
+    /**
      * Free and total device memory of the current device ({@code cudaMemGetInfo}).
      *
      * @return {@code {freeBytes, totalBytes}}

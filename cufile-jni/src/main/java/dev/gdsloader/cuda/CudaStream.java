@@ -108,6 +108,54 @@ public final class CudaStream extends NativeResource {
     }
 
     /**
+     * Enqueues a copy between device buffers that may be on different devices ({@code cudaMemcpyPeerAsync}): over the
+     * link where the destination's device has peer access to the source's ({@link CudaPeers#enable}) and the reverse,
+     * else the driver stages it through host memory. Within one device it is a device-to-device copy.
+     *
+     * @param dst destination buffer (on {@link DeviceBuffer#device()})
+     * @param dstOffset byte offset in {@code dst}
+     * @param src source buffer
+     * @param srcOffset byte offset in {@code src}
+     * @param bytes number of bytes, &ge; 0 (0 enqueues nothing)
+     * @throws IndexOutOfBoundsException if a range falls outside its buffer
+     * @throws CudaException on a CUDA error
+     */
+    public void copyPeer(DeviceBuffer dst, long dstOffset, DeviceBuffer src, long srcOffset, long bytes) {
+        checkOpen();
+        checkRange(dstOffset, bytes, dst.size(), dst.kindName());
+        checkRange(srcOffset, bytes, src.size(), src.kindName());
+        if (bytes == 0) {
+            return;
+        }
+        int rc = JCuda.cudaMemcpyPeerAsync(dst.pointer(dstOffset), dst.device(), src.pointer(srcOffset), src.device(), bytes, stream);
+        if (rc != jcuda.runtime.cudaError.cudaSuccess) {
+            Cuda.check(rc, "cudaMemcpyPeerAsync(GPU " + src.device() + " to GPU " + dst.device() + ", " + bytes + " bytes)");
+        }
+    }
+
+    /**
+     * Enqueues setting {@code bytes} bytes of {@code dst} from {@code offset} to {@code value} ({@code cudaMemsetAsync}),
+     * ordered with the stream's other work (unlike {@link DeviceBuffer#fill}, which runs on the legacy default stream
+     * that this non-blocking stream does not wait for).
+     *
+     * @param dst device buffer
+     * @param offset byte offset in {@code dst}
+     * @param bytes number of bytes, &ge; 0
+     * @param value byte value, low 8 bits used
+     * @throws IndexOutOfBoundsException if the range falls outside {@code dst}
+     * @throws CudaException on a CUDA error
+     */
+    public void fill(DeviceBuffer dst, long offset, long bytes, int value) {
+        checkOpen();
+        checkRange(offset, bytes, dst.size(), dst.kindName());
+        if (bytes == 0) {
+            return;
+        }
+        Cuda.check(JCuda.cudaMemsetAsync(dst.pointer(offset), value, bytes, stream),
+                "cudaMemsetAsync(" + bytes + " bytes of " + dst.kindName() + " memory)");
+    }
+
+    /**
      * The one copy routine: bounds checks, then the driver API with raw addresses for host-device copies
      * where it is available (no allocation), else {@code cudaMemcpyAsync} through JCuda; the message is
      * built only on failure.

@@ -74,6 +74,19 @@ public final class Batch implements AutoCloseable {
     }
 
     /**
+     * The same batch for another member of a device group: the same index, epoch, records and path, over that member's
+     * copy of the slot (its column state and ready event), with its own reference count and releaser.
+     *
+     * @param memberColumns the member's column state, filled for this batch
+     * @param memberReady the event after which the member's copy is in its device memory; null on the host path
+     * @param memberReleaser gives the member's share of the slot back
+     * @return a new batch, owned by the member's consumer
+     */
+    Batch sibling(SlotColumn[] memberColumns, CudaEvent memberReady, Releaser memberReleaser) {
+        return new Batch(index, order, from, records, memberColumns, path, memberReady, slot, memberReleaser);
+    }
+
+    /**
      * One volatile read, as Netty's {@code ensureAccessible}: every accessor of the batch and of its views calls it.
      *
      * @throws IllegalReferenceCountException if the batch was released

@@ -100,9 +100,12 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
     /** Every batch's releaser: one object for the epoch, not a method reference made per batch. */
     private final Batch.Releaser releaser = this::release;
+    /** Run on the reader thread before an entry is refilled (a device group's copies out of it); may be null. */
+    private final java.util.function.IntConsumer beforeRefill;
 
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
-                  Executor pool, long ioTimeoutNanos) {
+                  Executor pool, long ioTimeoutNanos, java.util.function.IntConsumer beforeRefill) {
+        this.beforeRefill = beforeRefill;
         this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
@@ -138,6 +141,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 RingEntry e = free.take();
                 if (closed) {
                     return;
+                }
+                if (beforeRefill != null) {
+                    beforeRefill.accept(e.index); // a device group: every member's copy out of the slot is done
                 }
                 ReadPlanner.begin(order, b, batchSize, e.plan); // describable (e.g. in a timeout) before it is planned
                 // the batch is planned on the pool (a shuffle's order costs ~100 ns a record), in parts and for several

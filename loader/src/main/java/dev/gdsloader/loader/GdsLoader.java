@@ -75,6 +75,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final String pathReason;
     private final ThreadPoolExecutor pool;
     private final NativeAllocator allocator;
+    private final List<Integer> group; // the device group, options.device() first; one GPU for a plain loader
+    private final FanOutPlan fanOutPlan;
+    private GroupSlots groupSlots; // the other members' slots (device paths, groups of two or more)
+    private GroupEpoch groupEpoch;
     private PrefetchRing ring;
     private EpochPipeline epoch;
     private LoaderStats lastStats;
@@ -104,7 +108,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final AtomicInteger LOADERS = new AtomicInteger();
 
     private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason, NativeAllocator parent,
-                      long memoryLimit) throws IOException {
+                      long memoryLimit, List<Integer> group, String placement) throws IOException {
+        this.group = group == null ? List.of(options.device()) : group;
         this.dataset = dataset.select(options.columns());
         this.options = options;
         long[] shardRecords = this.dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
@@ -134,7 +139,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         this.taken = PathTaken.valueOf(engine.pathTaken());
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself, MAPPED maps them
         boolean ownFiles = taken == PathTaken.GDS || taken == PathTaken.MAPPED;
-        this.pathReason = ownFiles ? sel.reason() : sel.reason() + "; " + ioReason;
+        FanOutPlan plan;
+        try {
+            plan = FanOutPlan.plan(this.group, taken.onDevice(), dev.gdsloader.cuda.CudaPeers::canAccessPeer);
+        } catch (RuntimeException | Error e) {
+            engine.close();
+            allocator.close();
+            throw e;
+        }
+        this.fanOutPlan = plan;
+        this.pathReason = (ownFiles ? sel.reason() : sel.reason() + "; " + ioReason) + (placement == null ? "" : "; " + placement)
+                + (this.group.size() > 1 ? "; " + plan.reason() : "");
         if (options.path() == ReadPath.AUTO) {
             LOG.info(() -> "gdsloader path " + pathReason); // the one line saying why AUTO chose this path
         } else {
@@ -157,6 +172,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             checkBudget(engine.hostBytesPerSlot(layout), taken.onDevice() ? layout.targetBytes() : 0, options.prefetchDepth(),
                     taken);
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
+            if (this.group.size() > 1 && taken.onDevice()) {
+                groupSlots = GroupSlots.allocate(plan, ring.size(), cols, layout.targetBytes(), allocator);
+            }
         } catch (IOException | RuntimeException | Error e) {
             close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
@@ -269,13 +287,61 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * PyTorch's DataLoader does when a new iterator is made; the new epoch is the next one.
      *
      * @return an iterator over the epoch's batches, in order
-     * @throws IllegalStateException if the loader is closed, or the previous epoch still has batches the
-     *     consumer has not released (naming how many)
+     * @throws IllegalStateException if the loader is closed, the previous epoch still has batches the
+     *     consumer has not released (naming how many), or the loader serves a device group of two or more GPUs
+     *     (consumed through {@link #groupEpoch()})
      * @throws java.io.UncheckedIOException on the MAPPED path, if a registered shard changed (size, modification
      *     time or identity), naming it
      */
     @Override
     public Iterator<Batch> iterator() {
+        if (group.size() > 1) {
+            throw new IllegalStateException("a device group of " + group.size() + " GPUs " + group
+                    + " is consumed through groupEpoch().member(m), one consumer per member");
+        }
+        if (groupEpoch != null) {
+            drainGroup();
+        }
+        return startEpoch();
+    }
+
+    /**
+     * Starts an epoch for the device group ({@link Builder#deviceGroup}): each batch is read once, into the first GPU's
+     * slot, and every member receives it in the same order ({@link GroupEpoch#member(int)}). A group of one is a plain
+     * loader's epoch. The previous epoch is ended as {@link #iterator()} ends it; batches pulled for a member that never
+     * took them are released.
+     *
+     * @return the group's epoch, owned by the loader
+     * @throws IllegalStateException if the loader is closed, or a member still holds a batch of the previous epoch
+     *     (naming the batches and members)
+     */
+    public GroupEpoch groupEpoch() {
+        if (closed) {
+            throw new IllegalStateException("loader is closed");
+        }
+        if (groupEpoch != null) {
+            drainGroup();
+        }
+        EpochPipeline pipe = startEpoch();
+        groupEpoch = new GroupEpoch(pipe, ring, fanOutPlan, groupSlots, this::stats);
+        return groupEpoch;
+    }
+
+    private void drainGroup() {
+        List<String> held = groupEpoch.drain();
+        if (!held.isEmpty()) {
+            throw new IllegalStateException("device group members still hold batches of the previous epoch (" + String.join("; ",
+                    held) + "): release them before starting another epoch");
+        }
+        groupEpoch = null;
+    }
+
+    /** @return the device group: its CUDA ordinals, the GPU read into first (a plain loader: its one device) */
+    public List<Integer> deviceGroup() {
+        return group;
+    }
+
+    private EpochPipeline startEpoch() {
         if (closed) {
             throw new IllegalStateException("loader is closed");
         }
@@ -301,7 +367,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         long skip = resumeBatches;
         resumeBatches = 0;
         epoch = new EpochPipeline(dataset, sampler.order(e), options.batchSize(), skip, batchesPerEpoch, ring, pool,
-                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()));
+                TimeUnit.MILLISECONDS.toNanos(options.ioTimeoutMillis()), groupSlots == null ? null : groupSlots::awaitReusable);
         return epoch;
     }
 
@@ -335,6 +401,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             return;
         }
         closed = true;
+        if (groupEpoch != null) {
+            List<String> held = groupEpoch.close();
+            if (!held.isEmpty()) {
+                LOG.warning("gdsloader: closed while device group members still hold batches: " + String.join("; ", held));
+            }
+        }
         boolean stopped = epoch == null || epoch.stop(10_000);
         try {
             if (pool != null) { // null if the constructor failed before making it
@@ -350,11 +422,17 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             return;
         }
         try {
-            if (ring != null) {
-                ring.close();
+            if (groupSlots != null) {
+                groupSlots.close();
             }
         } finally {
-            engine.close();
+            try {
+                if (ring != null) {
+                    ring.close();
+                }
+            } finally {
+                engine.close();
+            }
         }
         if (allocator != null) {
             allocator.close(); // throws, listing it, if any memory of the slots is still outstanding
@@ -372,6 +450,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private LoaderState resume;
         private NativeAllocator allocator = NativeAllocator.root();
         private long memoryLimit = NativeAllocator.UNLIMITED;
+        private List<Integer> group;
+        private boolean nearData;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -427,6 +507,43 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          */
         public Builder device(int ordinal) {
             options = options.withDevice(ordinal);
+            return this;
+        }
+
+        /**
+         * A device group (a tensor-parallel group of one node): every batch is read from storage once, into the first
+         * GPU's slot, and copied to each other GPU's slot (peer copy where {@code cudaDeviceCanAccessPeer} allows it both
+         * ways, else through pinned host memory; {@link GdsLoader#pathReason()} says which and why), each copy with its
+         * own ready event; every member receives the same records in the same order through
+         * {@link GdsLoader#groupEpoch()}, and a slot is refilled only after every member released it. Storage reads per
+         * epoch stay those of one loader ({@link LoaderStats#storageBytes()}). Ranks compose: {@link #ranks} splits
+         * records across groups, a group shares them. On the host path the members share the one host slot. Sets
+         * {@link #device} to the first ordinal. Not part of {@link LoaderOptions} (and so not of the service's
+         * {@code OPEN}): a builder setting, like {@link #allocator}.
+         *
+         * @param ordinals CUDA ordinals, distinct, 1..64 of them; the first is read into; one ordinal is a plain loader
+         * @return this
+         * @throws IllegalArgumentException if empty, too many, negative or repeated (at build: an ordinal past the
+         *     visible GPUs)
+         */
+        public Builder deviceGroup(int... ordinals) {
+            List<Integer> g = FanOutPlan.checkGroup(ordinals);
+            options = options.withDevice(g.get(0));
+            this.group = g;
+            return this;
+        }
+
+        /**
+         * {@code AUTO} device choice: at build, of the visible GPUs the one nearest the block device holding the dataset
+         * by PCI path class ({@link dev.gdsloader.loader.topology.DevicePlacement}: same PCIe switch before the host
+         * bridge, before another NUMA node; ties to the lowest ordinal), said in {@link GdsLoader#pathReason()}. Replaces
+         * {@link #device}; on the host path, or without CUDA, it does nothing.
+         *
+         * @param on whether to place the loader by topology
+         * @return this
+         */
+        public Builder deviceNearData(boolean on) {
+            this.nearData = on;
             return this;
         }
 
@@ -622,8 +739,28 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                     (o.columns().isEmpty() ? d : d.select(o.columns())).dataBytes(), DirectIoPolicy.hostMemoryBytes());
             long threshold = o.gdsThresholdBytes() != null ? o.gdsThresholdBytes()
                     : GdsEngine.thresholdFromEnvironment(System.getenv());
+            boolean gpu = o.path() != ReadPath.HOST && Cuda.availability().available();
+            String placement = null;
+            if (nearData && gpu) {
+                if (group != null && group.size() > 1) {
+                    throw new IllegalArgumentException("deviceNearData picks one GPU; a deviceGroup " + group
+                            + " names its GPUs itself (put the one nearest the data first)");
+                }
+                dev.gdsloader.loader.topology.DevicePlacement.Choice c = Placement.nearData(d.root());
+                o = o.withDevice(c.ordinal());
+                placement = "device " + c.reason();
+            }
+            if (group != null && gpu) {
+                int visible = Cuda.availability().deviceCount();
+                for (int g : group) {
+                    if (g >= visible) {
+                        throw new IllegalArgumentException("deviceGroup " + group + " names GPU " + g + ", but " + visible
+                                + " GPU(s) are visible");
+                    }
+                }
+            }
             return new GdsLoader(d, o.withDirectIo(io.direct()).withGdsThresholdBytes(threshold), resume, io.reason(),
-                    allocator, memoryLimit);
+                    allocator, memoryLimit, group, placement);
         }
     }
 }
