@@ -234,6 +234,23 @@ class PrefetchServiceTest extends ServiceTestBase {
                 assertTrue(e.getMessage().contains(c[1]), c[0] + " -> " + e.getMessage());
             }
         }
+        try (RootAllocator a = new RootAllocator();
+             FlightClient f = FlightClient.builder(a, Location.forGrpcInsecure("127.0.0.1", server.port())).build()) {
+            String[][] exchanges = {
+                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "is a DoGet"},
+                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"path\":\"HOST\"},\"delivery\":\"CUDA_IPC\"}",
+                    "delivery CUDA_IPC needs batches in GPU memory, but path HOST was asked for"},
+            };
+            for (String[] c : exchanges) {
+                var e = assertThrows(FlightRuntimeException.class, () -> {
+                    try (var rw = f.doExchange(FlightDescriptor.command(c[0].getBytes(StandardCharsets.UTF_8)))) {
+                        rw.getReader().next();
+                    }
+                }, c[0]);
+                assertEquals(FlightStatusCode.INVALID_ARGUMENT, e.status().code(), c[0] + " -> " + e.getMessage());
+                assertTrue(e.getMessage().contains(c[1]), c[0] + " -> " + e.getMessage());
+            }
+        }
         awaitSessions(0);
         try (PrefetchClient c = client().open()) {
             assertTrue(c.iterator().hasNext());
@@ -353,7 +370,7 @@ class PrefetchServiceTest extends ServiceTestBase {
                     t0 = System.nanoTime();
                 }
             }
-            assertEquals(1, server.sessions(), "the stalled stream's session is still held");
+            awaitSessions(1); // the other client's session freed, the stalled stream's still held
         }
         awaitSessions(0);
     }
