@@ -33,8 +33,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * with a batch; a reader thread closes that batch, so the loader refills its slot. At most the ring's slots are lent
  * at once: the stream waits for a release before taking another batch.
  *
- * <p>Readiness on the device: the loader's ready event is not an interprocess event, so the server synchronizes it
- * before sending and sends {@code "event": null} (the batch is complete on the device when the client gets it).
+ * <p>Readiness on the device, stream-ordered: per batch the server's stream waits for the loader's ready event and
+ * records an interprocess event ({@link CudaIpc.EventPool}, one per slot) whose handle goes out as {@code "event"}; the
+ * client waits on it. Where the driver refuses interprocess events the server synchronizes the ready event before
+ * sending and sends {@code "event": null} (the batch is complete on the device when the client gets it).
  * After the epoch's last batch the server completes its side of the stream, then keeps reading releases until the
  * client completes its side (or goes away); only then is the loader freed, since the client maps its buffers until
  * it has released them. Runs on the calling thread plus one reader thread; not thread-safe otherwise.
@@ -50,6 +52,10 @@ final class IpcExchange {
     /** Batches lent to the client by id; guarded by {@link #monitor}. */
     private final Map<Long, Batch> lent = new LinkedHashMap<>();
     private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
+    /** Interprocess events of lent batches, by id; guarded by {@link #monitor}. */
+    private final Map<Long, CudaIpc.EventPool.Event> lentEvents = new LinkedHashMap<>();
+    /** Null where the driver refuses interprocess events: then each batch is synchronized before it is sent. */
+    private CudaIpc.EventPool events;
     private volatile Throwable readerFailure;
     private volatile boolean readerDone;
 
@@ -66,6 +72,13 @@ final class IpcExchange {
         BufferAllocator a = session.arrow();
         int device = loader.options().device();
         CudaDevice.makeCurrent(device);
+        try {
+            events = CudaIpc.EventPool.create(loader.slots());
+        } catch (RuntimeException e) {
+            LOG.log(Level.INFO, "gdsloader: session " + session.id() + ": no interprocess CUDA events (" + e.getMessage()
+                    + "); each batch is synchronized before it is sent, \"event\": null");
+            events = null;
+        }
         Thread releases = Thread.ofPlatform().daemon().name("gdsloader-ipc-releases-" + session.id()).start(this::readReleases);
         writer.setOnReadyHandler(this::wake);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(BatchSchema.ipc(), a)) {
@@ -83,9 +96,15 @@ final class IpcExchange {
                 Batch b = epoch.next();
                 long id = nextId++;
                 ObjectNode meta;
+                CudaIpc.EventPool.Event event = null;
                 try {
-                    b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
-                    meta = metadata(b, id, loader, device);
+                    CudaEvent ready = b.readyEvent().orElse(null);
+                    if (ready != null && events != null) {
+                        event = events.record(ready); // stream-ordered: the client's stream waits on it
+                    } else if (ready != null) {
+                        ready.synchronize(); // the batch is complete on the device when the client gets it
+                    }
+                    meta = metadata(b, id, loader, device, event);
                     int rows = b.records();
                     records.allocateNew(rows);
                     padding.allocateNew(rows);
@@ -95,11 +114,17 @@ final class IpcExchange {
                     }
                     root.setRowCount(rows);
                 } catch (RuntimeException | Error e) {
+                    if (event != null) {
+                        events.giveBack(event);
+                    }
                     b.close();
                     throw e;
                 }
                 synchronized (monitor) {
                     lent.put(id, b);
+                    if (event != null) {
+                        lentEvents.put(id, event);
+                    }
                 }
                 writer.putNext(HostStream.utf8(a, meta.toString()));
                 root.clear();
@@ -114,12 +139,16 @@ final class IpcExchange {
                     b.close();
                 }
                 lent.clear();
+                lentEvents.clear();
             }
             handles.clear();
+            if (events != null) {
+                events.close(); // waits for its stream: no record is pending when the events go
+            }
         }
     }
 
-    private ObjectNode metadata(Batch b, long id, GdsLoader loader, int device) {
+    private ObjectNode metadata(Batch b, long id, GdsLoader loader, int device, CudaIpc.EventPool.Event event) {
         ObjectNode n = Protocol.JSON.createObjectNode();
         n.put("id", id);
         n.put("epoch", b.epoch());
@@ -142,7 +171,11 @@ final class IpcExchange {
             col.put("ipcHandle", handles.computeIfAbsent(buf, CudaIpc::handleOf));
             col.put("device", buf.device());
         }
-        n.putNull("event");
+        if (event == null) {
+            n.putNull("event");
+        } else {
+            n.put("event", event.handle());
+        }
         return n;
     }
 
@@ -204,9 +237,14 @@ final class IpcExchange {
                             + new String(bytes, StandardCharsets.UTF_8));
                 }
                 Batch b;
+                CudaIpc.EventPool.Event event;
                 synchronized (monitor) {
                     b = lent.remove(id.longValue());
+                    event = lentEvents.remove(id.longValue());
                     monitor.notifyAll();
+                }
+                if (event != null) {
+                    events.giveBack(event);
                 }
                 if (b == null) {
                     throw new IllegalArgumentException("release of batch id " + id + ", which this exchange has not lent "

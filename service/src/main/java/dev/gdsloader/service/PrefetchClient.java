@@ -73,9 +73,11 @@ import org.apache.arrow.vector.types.pojo.Field;
  * server and its one-line reason, with the Flight status code.
  *
  * <p>Ownership: the client owns its {@link FlightClient} (gRPC's threads are daemons, so a process that fails without
- * closing the client still exits), its Arrow allocator, its deadline timer (a daemon thread) and its CUDA IPC mappings
- * (opened once per handle, closed at {@link #close()}; CUDA cannot open a handle in the process that created it, so the
- * client must be another process than the server for {@link Delivery#CUDA_IPC}). Each batch handed out is owned by the
+ * closing the client still exits), its Arrow allocator, its deadline timer (a daemon thread) and, per CUDA_IPC stream,
+ * its mappings of the server's slot buffers and the server's interprocess ready events (opened once per handle, closed
+ * when the epoch's batches are all released, before the stream completes; a batch whose metadata names an event is
+ * handed out once that event has completed; CUDA cannot open a handle in the process that created it, so the client
+ * must be another process than the server for {@link Delivery#CUDA_IPC}). Each batch handed out is owned by the
  * caller until closed; {@link #close()} closes those still held. Not thread-safe: one consumer thread.
  */
 public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseable {
@@ -89,7 +91,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     private final int device;
     private final BufferAllocator allocator = new RootAllocator();
     private final ScheduledExecutorService timer;
-    private final Map<String, CudaIpc.DevicePointer> mappings = new HashMap<>();
     private final Set<RemoteBatch> held = new LinkedHashSet<>();
     private FlightClient flight;
     private JsonNode info;
@@ -414,7 +415,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 shape[i] = c.path("shape").get(i).asLong();
             }
             String handle = c.path("ipcHandle").asText();
-            CudaIpc.DevicePointer p = mappings.computeIfAbsent(handle, h -> {
+            CudaIpc.DevicePointer p = ipc.mappings.computeIfAbsent(handle, h -> {
                 CudaDevice.makeCurrent(device);
                 return CudaIpc.open(h);
             });
@@ -422,12 +423,30 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     c.path("bytes").asLong(), null, p, c.path("offset").asLong()));
         }
         b.columns(cols);
+        JsonNode event = meta.get("event");
+        if (event != null && !event.isNull()) {
+            jcuda.runtime.cudaEvent_t ev = ipc.events.computeIfAbsent(event.asText(), h -> {
+                CudaDevice.makeCurrent(device);
+                return CudaIpc.openEvent(h);
+            });
+            // the batch is ready on the device once the server's event has completed: wait for it here, so that every
+            // use of the mapping (any stream, cudaMemcpy) sees the data
+            dev.gdsloader.cuda.Cuda.check(jcuda.runtime.JCuda.cudaEventSynchronize(ev), "cudaEventSynchronize(server's ready event)");
+        }
         return b;
     }
 
-    /** The client side of one DoExchange: releases go out on its writer; it completes once the reader ended and all are back. */
+    /**
+     * The client side of one DoExchange (one epoch of one server session): releases go out on its writer; once the
+     * reader ended and every batch is back it unmaps the session's slot buffers and destroys its events, and only then
+     * completes (the server frees the buffers after that: CUDA forbids freeing memory another process still maps).
+     */
     static final class IpcStream {
         final ExchangeReaderWriter exchange;
+        /** Mappings of the session's slot buffers, opened once per handle. */
+        final Map<String, CudaIpc.DevicePointer> mappings = new HashMap<>();
+        /** The session's interprocess ready events, opened once per handle. */
+        final Map<String, jcuda.runtime.cudaEvent_t> events = new HashMap<>();
         int outstanding;
         private boolean readerEnded;
         private boolean done;
@@ -456,6 +475,18 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private void finishIfDone() {
             if (readerEnded && outstanding == 0 && !done) {
                 done = true;
+                for (CudaIpc.DevicePointer p : mappings.values()) {
+                    try {
+                        CudaIpc.close(p);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "gdsloader: cudaIpcCloseMemHandle failed", e);
+                    }
+                }
+                mappings.clear();
+                for (jcuda.runtime.cudaEvent_t ev : events.values()) {
+                    jcuda.runtime.JCuda.cudaEventDestroy(ev);
+                }
+                events.clear();
                 try {
                     exchange.getWriter().completed();
                     exchange.close();
@@ -516,14 +547,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
         closed = true;
         RuntimeException first = null;
-        for (CudaIpc.DevicePointer p : mappings.values()) {
-            try {
-                CudaIpc.close(p);
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
-            }
-        }
-        mappings.clear();
         try {
             flight.close();
         } catch (InterruptedException e) {
