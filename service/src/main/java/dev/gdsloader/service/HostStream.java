@@ -34,7 +34,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * written into small buffers of the session's allocator.
  *
  * <p>Back-pressure: before each batch the stream waits until gRPC's {@code isReady()} (its outbound buffer has
- * drained below gRPC's threshold), so a client that stops reading leaves at most the batches already handed to gRPC on
+ * drained below gRPC's threshold; polled, see {@link #awaitReady}) and until a slot is not held by gRPC, so a client that stops reading leaves at most the batches already handed to gRPC on
  * the server, and those hold loader slots: the loader cannot run further ahead than its ring. Runs on the calling
  * (Flight executor) thread; not thread-safe.
  */
@@ -62,18 +62,13 @@ final class HostStream {
         GdsLoader loader = session.loader();
         BufferAllocator a = session.arrow();
         Schema schema = BatchSchema.of(loader.dataset().columns());
-        listener.setOnReadyHandler(() -> {
-            synchronized (readyMonitor) {
-                readyMonitor.notifyAll();
-            }
-        });
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a)) {
             listener.setUseZeroCopy(true);
             listener.start(root);
             VectorLoader vectors = new VectorLoader(root);
             Iterator<Batch> epoch = loader.iterator();
             while (true) {
-                awaitReady(listener, closing, readyMonitor);
+                awaitReady(listener, closing);
                 awaitFreeSlot(loader.slots());
                 if (!epoch.hasNext()) {
                     break;
@@ -122,21 +117,23 @@ final class HostStream {
         }
     }
 
-    /** Waits until gRPC can take another message without buffering it; throws if the call or server ends first. */
-    static void awaitReady(ServerStreamListener l, BooleanSupplier closing, Object monitor) {
+    /**
+     * Waits until gRPC can take another message without buffering it; throws if the call or server ends first. Polls
+     * (20 us, doubling to 1 ms): gRPC runs a call's callbacks one at a time on its executor, and this stream runs inside
+     * one of them, so an onReady handler could not run until the stream ended.
+     */
+    static void awaitReady(ServerStreamListener l, BooleanSupplier closing) {
+        long pause = 20_000;
         while (true) {
             checkAlive(l, closing);
             if (l.isReady()) {
                 return;
             }
-            synchronized (monitor) {
-                try {
-                    monitor.wait(50);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw org.apache.arrow.flight.CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException();
-                }
+            java.util.concurrent.locks.LockSupport.parkNanos(pause);
+            if (Thread.interrupted()) {
+                throw org.apache.arrow.flight.CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException();
             }
+            pause = Math.min(pause * 2, 1_000_000);
         }
     }
 

@@ -80,7 +80,6 @@ final class IpcExchange {
             events = null;
         }
         Thread releases = Thread.ofPlatform().daemon().name("gdsloader-ipc-releases-" + session.id()).start(this::readReleases);
-        writer.setOnReadyHandler(this::wake);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(BatchSchema.ipc(), a)) {
             writer.start(root);
             BigIntVector records = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
@@ -89,7 +88,7 @@ final class IpcExchange {
             long nextId = 0;
             while (true) {
                 awaitSlot(loader.slots());
-                HostStream.awaitReady(writer, closing, monitor);
+                HostStream.awaitReady(writer, closing);
                 if (!epoch.hasNext()) {
                     break;
                 }
