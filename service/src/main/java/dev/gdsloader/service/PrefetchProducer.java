@@ -67,7 +67,13 @@ final class PrefetchProducer implements FlightProducer {
         if (closing.getAsBoolean()) {
             throw Errors.shuttingDown();
         }
-        Session s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
+        Session s;
+        try {
+            s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
+        } catch (IllegalStateException e) {
+            // the loader's "not possible here" (a path this machine cannot take): the request's fault, not the server's
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
         sessions.add(s);
         return s;
     }

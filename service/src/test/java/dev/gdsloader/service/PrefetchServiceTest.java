@@ -190,6 +190,11 @@ class PrefetchServiceTest extends ServiceTestBase {
         assertTrue(ipc.getMessage().contains("CUDA_IPC needs batches in GPU memory"), ipc.getMessage());
         var devicePath = assertThrows(PrefetchServiceException.class, () -> client().path(ReadPath.BOUNCE).open());
         assertTrue(devicePath.getMessage().contains("delivery HOST reads through host memory"), devicePath.getMessage());
+        if (!dev.gdsloader.cuda.Cuda.availability().available()) {
+            var noGpu = assertThrows(PrefetchServiceException.class,
+                    () -> client().path(ReadPath.BOUNCE).delivery(Delivery.CUDA_IPC).open());
+            assertEquals(FlightStatusCode.INVALID_ARGUMENT, noGpu.code(), "a path this machine cannot take: " + noGpu.getMessage());
+        }
         for (var e : List.of(unknown, outside, batch, column, ipc, devicePath)) {
             assertEquals(1, e.getMessage().lines().count(), e.getMessage());
         }
