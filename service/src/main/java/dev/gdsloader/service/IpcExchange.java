@@ -58,6 +58,8 @@ final class IpcExchange {
     private CudaIpc.EventPool events;
     private volatile Throwable readerFailure;
     private volatile boolean readerDone;
+    /** Set when {@link #run()} has ended: the reader thread then ignores what it reads. */
+    private volatile boolean finished;
 
     IpcExchange(Session session, FlightStream reader, ServerStreamListener writer, BooleanSupplier closing) {
         this.session = session;
@@ -66,7 +68,11 @@ final class IpcExchange {
         this.closing = closing;
     }
 
-    /** Sends the epoch, completes the stream, waits for the client's last releases; closes every batch on every path. */
+    /**
+     * Sends the epoch, completes the stream, waits for the client's last releases; closes every batch on every path.
+     *
+     * @throws InterruptedException if interrupted waiting for a slot or the last releases
+     */
     void run() throws InterruptedException {
         GdsLoader loader = session.loader();
         BufferAllocator a = session.arrow();
@@ -79,7 +85,7 @@ final class IpcExchange {
                     + "); each batch is synchronized before it is sent, \"event\": null");
             events = null;
         }
-        Thread releases = Thread.ofPlatform().daemon().name("gdsloader-ipc-releases-" + session.id()).start(this::readReleases);
+        Thread.ofPlatform().daemon().name("gdsloader-ipc-releases-" + session.id()).start(this::readReleases);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(BatchSchema.ipc(), a)) {
             writer.start(root);
             BigIntVector records = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
@@ -131,8 +137,9 @@ final class IpcExchange {
             writer.completed();
             awaitReleasesOrClientDone();
         } finally {
-            reader.cancel("the server's side of the exchange ended", null);
-            releases.join(5_000);
+            // the reader thread ends when the call does (Flight completes the server's reader then; a server-side
+            // reader cannot be cancelled); a release it reads after this finds nothing lent and is ignored
+            finished = true;
             synchronized (monitor) {
                 for (Batch b : lent.values()) {
                     b.close();
@@ -244,6 +251,9 @@ final class IpcExchange {
                 }
                 if (event != null) {
                     events.giveBack(event);
+                }
+                if (b == null && finished) {
+                    continue; // the exchange ended: its batches were closed
                 }
                 if (b == null) {
                     throw new IllegalArgumentException("release of batch id " + id + ", which this exchange has not lent "
