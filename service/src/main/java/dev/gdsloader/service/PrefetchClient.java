@@ -357,41 +357,46 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         List<ArrowBuf> retained = new ArrayList<>();
         RemoteBatch b = new RemoteBatch(this, meta.path("epoch").asLong(), meta.path("index").asLong(), records,
                 meta.path("padding").asInt(), Delivery.HOST, state, -1, retained);
-        List<RemoteColumn> cols = new ArrayList<>();
-        for (FieldVector v : root.getFieldVectors()) {
-            Field f = v.getField();
-            if (f.getName().equals(Protocol.RECORD_COLUMN) || f.getName().equals(Protocol.PADDING_COLUMN)) {
-                continue;
-            }
-            DType t = BatchSchema.dtype(f);
-            long[] rs = BatchSchema.recordShape(f);
-            long n = BatchSchema.elements(rs);
-            long[] shape = new long[rs.length + 1];
-            shape[0] = rows;
-            System.arraycopy(rs, 0, shape, 1, rs.length);
-            long bytes = rows * n * t.itemSize();
-            FieldVector values = v instanceof FixedSizeListVector l ? l.getDataVector() : v;
-            ByteBuffer host;
-            if (t == DType.BOOL) {
-                BitVector bits = (BitVector) values;
-                byte[] out = new byte[Math.toIntExact(bytes)];
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = (byte) bits.get(i);
+        try {
+            List<RemoteColumn> cols = new ArrayList<>();
+            for (FieldVector v : root.getFieldVectors()) {
+                Field f = v.getField();
+                if (f.getName().equals(Protocol.RECORD_COLUMN) || f.getName().equals(Protocol.PADDING_COLUMN)) {
+                    continue;
                 }
-                host = ByteBuffer.wrap(out);
-            } else {
-                ArrowBuf data = values.getDataBuffer();
-                if (data.capacity() < bytes) {
-                    throw new PrefetchServiceException("column '" + f.getName() + "' has " + data.capacity()
-                            + " bytes, expected " + bytes, null, FlightStatusCode.INTERNAL);
+                DType t = BatchSchema.dtype(f);
+                long[] rs = BatchSchema.recordShape(f);
+                long n = BatchSchema.elements(rs);
+                long[] shape = new long[rs.length + 1];
+                shape[0] = rows;
+                System.arraycopy(rs, 0, shape, 1, rs.length);
+                long bytes = rows * n * t.itemSize();
+                FieldVector values = v instanceof FixedSizeListVector l ? l.getDataVector() : v;
+                ByteBuffer host;
+                if (t == DType.BOOL) {
+                    BitVector bits = (BitVector) values;
+                    byte[] out = new byte[Math.toIntExact(bytes)];
+                    for (int i = 0; i < out.length; i++) {
+                        out[i] = (byte) bits.get(i);
+                    }
+                    host = ByteBuffer.wrap(out);
+                } else {
+                    ArrowBuf data = values.getDataBuffer();
+                    if (data.capacity() < bytes) {
+                        throw new PrefetchServiceException("column '" + f.getName() + "' has " + data.capacity()
+                                + " bytes, expected " + bytes, null, FlightStatusCode.INTERNAL);
+                    }
+                    data.getReferenceManager().retain();
+                    retained.add(data);
+                    host = bytes == 0 ? ByteBuffer.allocate(0) : data.nioBuffer(0, Math.toIntExact(bytes));
                 }
-                data.getReferenceManager().retain();
-                retained.add(data);
-                host = bytes == 0 ? ByteBuffer.allocate(0) : data.nioBuffer(0, Math.toIntExact(bytes));
+                cols.add(new RemoteColumn(b, f.getName(), t, shape, bytes, host.asReadOnlyBuffer(), null, 0));
             }
-            cols.add(new RemoteColumn(b, f.getName(), t, shape, bytes, host.asReadOnlyBuffer(), null, 0));
+            b.columns(cols);
+        } catch (RuntimeException e) {
+            b.close(); // releases the buffers retained so far
+            throw e;
         }
-        b.columns(cols);
         return b;
     }
 
@@ -408,6 +413,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 meta.path("padding").asInt(), Delivery.CUDA_IPC, state, id, List.of());
         b.ipc(ipc);
         ipc.outstanding++;
+        try {
+            mapColumns(b, meta, ipc);
+        } catch (RuntimeException e) {
+            b.close(); // released to the server: the exchange can still complete
+            throw e;
+        }
+        return b;
+    }
+
+    /** Maps each column's slot buffer (once per handle) and waits for the server's ready event, if it sent one. */
+    private void mapColumns(RemoteBatch b, JsonNode meta, IpcStream ipc) {
         List<RemoteColumn> cols = new ArrayList<>();
         for (JsonNode c : meta.path("columns")) {
             long[] shape = new long[c.path("shape").size()];
@@ -433,7 +449,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             // use of the mapping (any stream, cudaMemcpy) sees the data
             dev.gdsloader.cuda.Cuda.check(jcuda.runtime.JCuda.cudaEventSynchronize(ev), "cudaEventSynchronize(server's ready event)");
         }
-        return b;
     }
 
     /**
