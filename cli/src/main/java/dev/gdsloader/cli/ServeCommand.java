@@ -8,12 +8,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code gdsloader serve}: the standalone prefetch service over the datasets under one directory, until the
+ * {@code gdsloader serve}: the standalone prefetch service (Arrow Flight) over the datasets under one directory, until the
  * process is stopped (a shutdown hook closes the server: every session's loader freed).
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Serve the datasets under DATASET_ROOT to prefetch clients (dev.gdsloader.service.PrefetchClient): "
-                + "one loader per client session, batches delivered over TCP or, on the same host and GPU, as CUDA IPC handles. "
+        description = "Serve the datasets under DATASET_ROOT over Arrow Flight (dev.gdsloader.service.PrefetchClient, "
+                + "pyarrow.flight; protocol in service/README.md): one loader per stream (one epoch), batches delivered as Arrow "
+                + "record batches (DoGet) or, on the same host and GPU, as CUDA IPC handles (DoExchange). "
                 + "Prints the address it listens on; runs until stopped.")
 final class ServeCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DATASET_ROOT", description = "directory whose datasets clients may open, by paths relative to it; links leading outside it are refused")
@@ -23,7 +24,7 @@ final class ServeCommand implements Callable<Integer> {
     int port;
 
     @Option(names = "--bind", defaultValue = "127.0.0.1",
-            description = "address to listen on; the protocol has no authentication, so loopback by default (default: ${DEFAULT-VALUE})")
+            description = "address to listen on; the server has no authentication yet, so loopback by default (default: ${DEFAULT-VALUE})")
     String bind;
 
     @Option(names = "--allow-system-root",

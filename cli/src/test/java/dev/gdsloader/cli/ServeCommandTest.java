@@ -1,18 +1,77 @@
 package dev.gdsloader.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.npy.NpyWriter;
+import dev.gdsloader.service.PrefetchClient;
+import dev.gdsloader.service.RemoteBatch;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code gdsloader serve} refuses {@code /} and system directories as its root unless {@code --allow-system-root}
- * is given (the server that flag starts is tested in the service module's {@code SafeRootTest}: this command then runs
- * until stopped).
+ * {@code gdsloader serve}: serves a root over Arrow Flight in a child JVM until SIGTERM; refuses {@code /} and system
+ * directories as its root unless {@code --allow-system-root} is given (the server that flag starts is tested in the
+ * service module's {@code SafeRootTest}).
  */
 @Timeout(60)
 class ServeCommandTest {
+    @TempDir
+    Path dir;
+
+    /** {@code gdsloader serve ROOT} in a child JVM: prints where it listens, serves an epoch over Flight, stops on SIGTERM. */
+    @Test
+    void serveListensOnLoopbackAndServesAnEpochOverFlight() throws Exception {
+        Path train = Files.createDirectories(dir.resolve("root").resolve("train"));
+        byte[] x = new byte[30 * 4];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (byte) (i * 5 + 1);
+        }
+        NpyWriter.write(train.resolve("x-00000.npy"), DType.UINT8, new long[] {30, 4}, x);
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"), "system property gds.jvm.flags"),
+                "-cp", System.getProperty("java.class.path"), GdsLoaderMain.class.getName(), "serve", dir.resolve("root").toString(),
+                "--port", "0"));
+        Process p = new ProcessBuilder(cmd).redirectError(dir.resolve("serve.err").toFile()).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String line = out.readLine();
+            Matcher m = Pattern.compile("gdsloader: serving .* on 127\\.0\\.0\\.1:(\\d+)").matcher(String.valueOf(line));
+            assertTrue(m.matches(), line + " / " + Files.readString(dir.resolve("serve.err")));
+            int port = Integer.parseInt(m.group(1));
+            try (PrefetchClient c = PrefetchClient.builder("127.0.0.1", port).dataset("train").batchSize(8)
+                    .timeout(Duration.ofSeconds(30)).open()) {
+                assertEquals("HOST", c.pathTaken());
+                int records = 0;
+                for (RemoteBatch b : c) {
+                    try (b) {
+                        byte[] got = b.column("x").toByteArray();
+                        assertArrayEquals(java.util.Arrays.copyOfRange(x, records * 4, records * 4 + got.length), got);
+                        records += b.records();
+                    }
+                }
+                assertEquals(30, records);
+            }
+        } finally {
+            p.destroy(); // SIGTERM: the shutdown hook closes the server
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "serve did not stop on SIGTERM");
+        }
+    }
+
     @Test
     void servingTheFileSystemRootOrASystemDirectoryIsRefusedNamingTheFlag() {
         for (String root : new String[] {"/", "/etc", "/home"}) {

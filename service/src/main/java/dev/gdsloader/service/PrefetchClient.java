@@ -1,39 +1,56 @@
 package dev.gdsloader.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.gdsloader.cuda.Cuda;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.loader.LoaderOptions;
+import dev.gdsloader.loader.LoaderState;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
-import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.apache.arrow.flight.CallOptions;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightClient.ExchangeReaderWriter;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.types.pojo.Field;
 
 /**
- * A blocking client of a {@link PrefetchServer}, for training loops: one session (one loader on the server),
- * iterated epoch by epoch.
+ * A blocking Arrow Flight client of a {@link PrefetchServer}, for training loops: one request (dataset, loader options,
+ * delivery), iterated epoch by epoch; each epoch is one Flight stream ({@code DoGet} for HOST delivery,
+ * {@code DoExchange} for CUDA_IPC), through which gRPC keeps several batches in flight (its flow-control window).
  *
  * <pre>{@code
  * try (PrefetchClient client = PrefetchClient.builder("127.0.0.1", port).dataset("train").batchSize(256)
@@ -47,307 +64,524 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * <p>Ownership: the client owns its event loop group (one daemon I/O thread, so a process that fails without
- * closing the client still exits), its channel, the frames it has received but not yet
- * handed out, and its CUDA IPC mappings (opened once per handle with {@code cudaIpcOpenMemHandle}, closed with
- * {@code cudaIpcCloseMemHandle} at {@link #close()}; CUDA cannot open a handle in the process that created
- * it, so the client must be another process than the server for {@link Delivery#CUDA_IPC}). Each batch handed
- * out is owned by the caller. Not thread-safe: one consumer thread (Netty's I/O thread only fills a queue).
+ * <p>Faults: every wait has a deadline ({@link Builder#timeout}: the info call's gRPC deadline, and for streams the
+ * longest wait for the next batch, after which the stream is cancelled). The client remembers the loader state of the
+ * last batch it handed out; when a stream breaks (UNAVAILABLE, INTERNAL or UNKNOWN: a server killed or shutting
+ * down), it reconnects, retrying for up to {@link Builder#reconnectTimeout}, and resumes right after that batch, so
+ * each record of the epoch is handed out exactly once across the restart. Refusals (INVALID_ARGUMENT, NOT_FOUND,
+ * PERMISSION_DENIED, RESOURCE_EXHAUSTED) are not retried. Errors are {@link PrefetchServiceException}s naming the
+ * server and its one-line reason, with the Flight status code.
+ *
+ * <p>Ownership: the client owns its {@link FlightClient} (gRPC's threads are daemons, so a process that fails without
+ * closing the client still exits), its Arrow allocator, its deadline timer (a daemon thread) and, per CUDA_IPC stream,
+ * its mappings of the server's slot buffers and the server's interprocess ready events (opened once per handle, closed
+ * when the epoch's batches are all released, before the stream completes; a batch whose metadata names an event is
+ * handed out once that event has completed; CUDA cannot open a handle in the process that created it, so the client
+ * must be another process than the server for {@link Delivery#CUDA_IPC}). Each batch handed out is owned by the
+ * caller until closed; {@link #close()} closes those still held. Not thread-safe: one consumer thread.
  */
 public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseable {
-    private static final Object DISCONNECTED = new Object();
+    private static final Logger LOG = Logger.getLogger(PrefetchClient.class.getName());
 
     private final String peer;
-    private final EventLoopGroup group;
-    private final Channel channel;
-    private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+    private final Location location;
+    private final Request request;
     private final long timeoutMillis;
-    private final Map<String, CudaIpc.DevicePointer> mappings = new HashMap<>();
+    private final long reconnectMillis;
     private final int device;
-    private Messages.Opened opened;
-    private boolean inEpoch;
-    /** A batch {@code hasNext()} fetched that {@code next()} has not handed out yet; owned by the client. */
-    private RemoteBatch fetched;
+    private final BufferAllocator allocator = new RootAllocator();
+    private final ScheduledExecutorService timer;
+    private final Set<RemoteBatch> held = new LinkedHashSet<>();
+    private FlightClient flight;
+    private JsonNode info;
+    private long nextEpoch;
+    private Epoch current;
     private boolean closed;
 
     private PrefetchClient(Builder b) {
         this.peer = b.host + ":" + b.port;
+        this.location = Location.forGrpcInsecure(b.host, b.port);
+        this.request = new Request(b.dataset, b.options, b.delivery, 0, null);
         this.timeoutMillis = b.timeout.toMillis();
+        this.reconnectMillis = b.reconnectTimeout.toMillis();
         this.device = b.device;
-        // a daemon I/O thread: a training script that fails without closing the client must still exit
-        this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-client", true), NioIoHandler.newFactory());
-        try {
-            Bootstrap bs = new Bootstrap().group(group).channel(NioSocketChannel.class)
-                    .handler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            FrameCodec.install(ch.pipeline());
-                            ch.pipeline().addLast("inbox", new Inbox());
-                        }
-                    });
-            var connect = bs.connect(b.host, b.port);
-            if (!connect.awaitUninterruptibly(timeoutMillis) || !connect.isSuccess()) {
-                connect.channel().close();
-                throw new PrefetchServiceException("cannot connect to prefetch server " + peer + ": "
-                        + (connect.cause() != null ? connect.cause().getMessage() : "timed out after " + timeoutMillis + " ms"), connect.cause());
-            }
-            this.channel = connect.channel();
-        } catch (RuntimeException e) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-            throw e;
-        }
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                .name("gdsloader-client-deadline").unstarted(r));
+        this.flight = FlightClient.builder(allocator, location).build();
     }
 
     /**
      * @param host server host (loopback for {@link Delivery#CUDA_IPC})
      * @param port server port
      * @return a builder with defaults: dataset ".", the loader options of {@link LoaderOptions#defaults()} (no
-     *     shuffle, rank 0 of 1, EXACT_ONCE, path AUTO, prefetch depth 4, ...), HOST delivery, 60 s timeout;
-     *     batch size must be set
+     *     shuffle, rank 0 of 1, EXACT_ONCE, path AUTO, prefetch depth 4, ...), HOST delivery, 60 s timeout, 60 s of
+     *     reconnecting; batch size must be set
      */
     public static Builder builder(String host, int port) {
         return new Builder(host, port);
     }
 
-    /** @return the delivery the server chose */
+    /** @return the delivery of this client's streams */
     public Delivery delivery() {
-        return Delivery.valueOf(opened.delivery());
+        return request.delivery();
     }
 
     /** @return the read path the server's loader took, e.g. {@code HOST}, {@code BOUNCE}, {@code GDS} */
     public String pathTaken() {
-        return opened.pathTaken();
+        return info.path("pathTaken").asText();
     }
 
     /** @return batches per epoch on this rank */
     public int batchesPerEpoch() {
-        return opened.batchesPerEpoch();
+        return info.path("batchesPerEpoch").asInt();
     }
 
-    /** @return slots the server keeps for this session: hold fewer batches than this */
+    /** @return slots the server keeps for a stream of this client: hold fewer batches than this (CUDA_IPC) */
     public int slots() {
-        return opened.slots();
+        return info.path("slots").asInt();
     }
 
     /**
-     * Starts the next epoch (the first call: epoch 0). Each {@code hasNext()} that needs a batch asks the server
-     * for one and blocks until it arrives.
+     * @return the loader state after the last batch handed out (resume a later client from it with
+     *     {@link Builder#resumeFrom}), or null before the first
+     */
+    public LoaderState lastState() {
+        return current == null ? null : current.last;
+    }
+
+    /**
+     * Starts the next epoch (the first call: epoch 0, or the epoch of {@link Builder#resumeFrom}'s state); its stream
+     * opens at the first {@code hasNext()}.
      *
      * @return an iterator over the epoch's batches
      * @throws IllegalStateException if the client is closed or the previous epoch was not iterated to its end
      */
     @Override
     public Iterator<RemoteBatch> iterator() {
+        checkOpen();
+        if (current != null && !current.ended) {
+            throw new IllegalStateException("the previous epoch was not finished: iterate it to its end first");
+        }
+        LoaderState resume = current == null ? resumeFrom : null;
+        current = new Epoch(resume != null ? resume.epoch() : nextEpoch, resume);
+        nextEpoch = current.epoch + 1;
+        return current;
+    }
+
+    private LoaderState resumeFrom;
+
+    private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("client of " + peer + " is closed");
         }
-        if (inEpoch) {
-            throw new IllegalStateException("the previous epoch was not finished: iterate it to its end first");
-        }
-        inEpoch = true;
-        return new Iterator<>() {
-            private boolean ended;
-
-            @Override
-            public boolean hasNext() {
-                if (closed) {
-                    throw new IllegalStateException("client of " + peer + " is closed");
-                }
-                if (fetched == null && !ended) {
-                    send(Protocol.NEXT, new Messages.Next());
-                    Frame f = await(Protocol.BATCH, Protocol.END);
-                    if (f.type().equals(Protocol.END)) {
-                        f.release();
-                        ended = true;
-                        inEpoch = false;
-                    } else {
-                        fetched = toBatch(f);
-                    }
-                }
-                return fetched != null;
-            }
-
-            @Override
-            public RemoteBatch next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException("epoch ended");
-                }
-                RemoteBatch b = fetched;
-                fetched = null;
-                return b;
-            }
-        };
     }
 
-    private RemoteBatch toBatch(Frame f) {
-        Delivery d = delivery();
-        Messages.BatchHeader header;
-        try {
-            header = Protocol.JSON.treeToValue(f.body(), Messages.BatchHeader.class);
-        } catch (JsonProcessingException e) {
-            f.release();
-            throw new PrefetchServiceException("malformed BATCH from " + peer + ": " + e.getOriginalMessage(), e);
+    /** One epoch's stream, reopened after its last batch's state when it breaks. */
+    private final class Epoch implements Iterator<RemoteBatch> {
+        final long epoch;
+        LoaderState last;
+        boolean ended;
+        private FlightStream stream;
+        private ExchangeReaderWriter exchange;
+        private IpcStream ipc;
+        private RemoteBatch fetched;
+
+        Epoch(long epoch, LoaderState resume) {
+            this.epoch = epoch;
+            this.last = resume;
         }
-        RemoteBatch b = new RemoteBatch(this, f, header, d);
-        try {
-            List<RemoteColumn> cols = new ArrayList<>();
-            for (Messages.Column c : header.columns()) {
-                DType t = DType.valueOf(c.dtype());
-                if (d == Delivery.HOST) {
-                    if (c.offset() < 0 || c.bytes() < 0 || c.offset() + c.bytes() > f.content().readableBytes()) {
-                        throw new PrefetchServiceException("column '" + c.name() + "' (" + c.bytes() + " bytes at " + c.offset()
-                                + ") lies outside the " + f.content().readableBytes() + " byte payload");
+
+        @Override
+        public boolean hasNext() {
+            checkOpen();
+            if (fetched != null) {
+                return true;
+            }
+            if (ended) {
+                return false;
+            }
+            if (last != null && last.epoch() > epoch) {
+                end(); // the state after the epoch's last batch: nothing left
+                return false;
+            }
+            long reconnectDeadline = 0;
+            while (true) {
+                try {
+                    if (stream == null) {
+                        open();
                     }
-                    cols.add(new RemoteColumn(b, c.name(), t, c.shape(), c.bytes(),
-                            f.content().slice(f.content().readerIndex() + (int) c.offset(), (int) c.bytes()), null, 0));
-                } else {
-                    cols.add(new RemoteColumn(b, c.name(), t, c.shape(), c.bytes(), null, map(c), c.offset()));
+                    if (!nextWithDeadline(stream)) {
+                        end();
+                        return false;
+                    }
+                    fetched = toBatch();
+                    last = fetched.state();
+                    return true;
+                } catch (FlightRuntimeException e) {
+                    dropStream();
+                    if (!retryable(e.status().code())) {
+                        throw failure(e);
+                    }
+                    long now = System.nanoTime();
+                    if (reconnectDeadline == 0) {
+                        reconnectDeadline = now + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
+                        LOG.log(Level.INFO, "gdsloader: stream from " + peer + " broke (" + e.getMessage()
+                                + "); reconnecting and resuming after " + (last == null ? "the epoch's start" : last.toJson()));
+                    } else if (now > reconnectDeadline) {
+                        throw new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage()
+                                + " (reconnecting for " + reconnectMillis + " ms did not help)", e, e.status().code());
+                    }
+                    sleep(200);
+                    reconnect();
                 }
             }
-            b.columns(cols);
+        }
+
+        private void open() {
+            Request r = last != null && last.epoch() == epoch ? request.resumingAfter(last) : request.forEpoch(epoch);
+            if (request.delivery() == Delivery.HOST) {
+                stream = flight.getStream(new Ticket(r.toBytes()));
+            } else {
+                exchange = flight.doExchange(FlightDescriptor.command(r.toBytes()));
+                stream = exchange.getReader();
+                ipc = new IpcStream(exchange);
+            }
+        }
+
+        private RemoteBatch toBatch() {
+            JsonNode meta = metadata(stream.getLatestMetadata());
+            LoaderState s = LoaderState.fromJson(meta.path("state").toString());
+            RemoteBatch b = request.delivery() == Delivery.HOST ? hostBatch(stream.getRoot(), meta, s) : ipcBatch(meta, s, ipc);
+            held.add(b);
             return b;
-        } catch (RuntimeException e) {
-            b.close();
-            throw e instanceof PrefetchServiceException p ? p : new PrefetchServiceException("bad BATCH from " + peer + ": " + e, e);
+        }
+
+        private void end() {
+            ended = true;
+            dropStream();
+        }
+
+        private void dropStream() {
+            if (ipc != null) {
+                ipc.readerEnded(); // the exchange completes once its batches are released
+                ipc = null;
+                exchange = null;
+            } else if (stream != null) {
+                closeQuietly(stream);
+            }
+            stream = null;
+        }
+
+        @Override
+        public RemoteBatch next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException("epoch " + epoch + " ended");
+            }
+            RemoteBatch b = fetched;
+            fetched = null;
+            return b;
         }
     }
 
-    private CudaIpc.DevicePointer map(Messages.Column c) {
-        return mappings.computeIfAbsent(c.ipcHandle(), h -> {
-            CudaDevice.makeCurrent(device);
-            return CudaIpc.open(h);
-        });
-    }
-
-    void releaseRemote(long id) {
-        if (!closed && channel.isActive()) {
-            send(Protocol.RELEASE, new Messages.Release(id));
-        }
-    }
-
-    private void open(Messages.Open o) {
-        send(Protocol.OPEN, o);
-        Frame f = await(Protocol.OPENED);
+    /** {@code stream.next()} with the client's deadline: the stream is cancelled if nothing comes in time. */
+    private boolean nextWithDeadline(FlightStream stream) {
+        AtomicBoolean fired = new AtomicBoolean();
+        ScheduledFuture<?> f = timer.schedule(() -> {
+            fired.set(true);
+            stream.cancel("no batch for " + timeoutMillis + " ms", null);
+        }, timeoutMillis, TimeUnit.MILLISECONDS);
         try {
-            opened = Protocol.JSON.treeToValue(f.body(), Messages.Opened.class);
-        } catch (JsonProcessingException e) {
-            throw new PrefetchServiceException("malformed OPENED from " + peer + ": " + e.getOriginalMessage(), e);
+            return stream.next();
+        } catch (FlightRuntimeException e) {
+            if (fired.get()) {
+                throw new PrefetchServiceException("prefetch server " + peer + " sent nothing for " + timeoutMillis + " ms", e,
+                        FlightStatusCode.TIMED_OUT);
+            }
+            throw e;
         } finally {
-            f.release();
+            f.cancel(false);
         }
     }
 
-    private void send(String type, Object body) {
-        if (!channel.isActive()) {
-            throw new PrefetchServiceException("connection to prefetch server " + peer + " is closed");
-        }
-        channel.writeAndFlush(Frame.of(type, body));
+    private static boolean retryable(FlightStatusCode c) {
+        return c == FlightStatusCode.UNAVAILABLE || c == FlightStatusCode.INTERNAL || c == FlightStatusCode.UNKNOWN;
     }
 
-    /** Waits for a frame of one of {@code types}; an ERROR becomes an exception naming the server's reason. */
-    private Frame await(String... types) {
-        Object o;
+    private PrefetchServiceException failure(FlightRuntimeException e) {
+        return new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage(), e, e.status().code());
+    }
+
+    /** A new connection: gRPC's channel would wait out its own backoff before trying a restarted server. */
+    private void reconnect() {
         try {
-            o = inbox.poll(timeoutMillis, TimeUnit.MILLISECONDS);
+            flight.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PrefetchServiceException("interrupted waiting for prefetch server " + peer, e);
+            throw new PrefetchServiceException("interrupted reconnecting to prefetch server " + peer, e, null);
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "gdsloader: closing the broken connection to " + peer, e);
         }
-        if (o == null) {
-            throw new PrefetchServiceException("prefetch server " + peer + " sent nothing for " + timeoutMillis + " ms");
+        flight = FlightClient.builder(allocator, location).build();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PrefetchServiceException("interrupted while reconnecting", e, null);
         }
-        if (o == DISCONNECTED) {
-            inbox.add(DISCONNECTED);
-            throw new PrefetchServiceException("prefetch server " + peer + " closed the connection");
+    }
+
+    private static JsonNode metadata(ArrowBuf m) {
+        if (m == null) {
+            throw new PrefetchServiceException("a batch came without its app_metadata", null, FlightStatusCode.INTERNAL);
         }
-        if (o instanceof Throwable t) {
-            throw new PrefetchServiceException("connection to prefetch server " + peer + " failed: " + t, t);
+        byte[] bytes = new byte[(int) m.readableBytes()];
+        m.getBytes(m.readerIndex(), bytes);
+        try {
+            return Protocol.JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            throw new PrefetchServiceException("a batch's app_metadata is not JSON: " + e.getMessage(), e, FlightStatusCode.INTERNAL);
         }
-        Frame f = (Frame) o;
-        if (f.version() != Protocol.VERSION && !f.type().equals(Protocol.ERROR)) {
-            f.release();
-            throw new PrefetchServiceException("prefetch server " + peer + " speaks protocol version " + f.version()
-                    + ", this client version " + Protocol.VERSION);
+    }
+
+    /** A host batch over the stream's current record batch: each column's data buffer retained (no copy but BOOL). */
+    private RemoteBatch hostBatch(VectorSchemaRoot root, JsonNode meta, LoaderState state) {
+        int rows = root.getRowCount();
+        long[] records = new long[rows];
+        BigIntVector rec = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
+        for (int i = 0; i < rows; i++) {
+            records[i] = rec.get(i);
         }
-        if (f.type().equals(Protocol.ERROR)) {
-            String msg = f.body().path("message").asText("(no message)");
-            f.release();
-            throw new PrefetchServiceException("prefetch server " + peer + ": " + msg);
-        }
-        for (String t : types) {
-            if (t.equals(f.type())) {
-                return f;
+        List<ArrowBuf> retained = new ArrayList<>();
+        RemoteBatch b = new RemoteBatch(this, meta.path("epoch").asLong(), meta.path("index").asLong(), records,
+                meta.path("padding").asInt(), Delivery.HOST, state, -1, retained);
+        try {
+            List<RemoteColumn> cols = new ArrayList<>();
+            for (FieldVector v : root.getFieldVectors()) {
+                Field f = v.getField();
+                if (f.getName().equals(Protocol.RECORD_COLUMN) || f.getName().equals(Protocol.PADDING_COLUMN)) {
+                    continue;
+                }
+                DType t = BatchSchema.dtype(f);
+                long[] rs = BatchSchema.recordShape(f);
+                long n = BatchSchema.elements(rs);
+                long[] shape = new long[rs.length + 1];
+                shape[0] = rows;
+                System.arraycopy(rs, 0, shape, 1, rs.length);
+                long bytes = rows * n * t.itemSize();
+                FieldVector values = v instanceof FixedSizeListVector l ? l.getDataVector() : v;
+                ByteBuffer host;
+                if (t == DType.BOOL) {
+                    BitVector bits = (BitVector) values;
+                    byte[] out = new byte[Math.toIntExact(bytes)];
+                    for (int i = 0; i < out.length; i++) {
+                        out[i] = (byte) bits.get(i);
+                    }
+                    host = ByteBuffer.wrap(out);
+                } else {
+                    ArrowBuf data = values.getDataBuffer();
+                    if (data.capacity() < bytes) {
+                        throw new PrefetchServiceException("column '" + f.getName() + "' has " + data.capacity()
+                                + " bytes, expected " + bytes, null, FlightStatusCode.INTERNAL);
+                    }
+                    data.getReferenceManager().retain();
+                    retained.add(data);
+                    host = bytes == 0 ? ByteBuffer.allocate(0) : data.nioBuffer(0, Math.toIntExact(bytes));
+                }
+                cols.add(new RemoteColumn(b, f.getName(), t, shape, bytes, host.asReadOnlyBuffer(), null, 0));
             }
+            b.columns(cols);
+        } catch (RuntimeException e) {
+            b.close(); // releases the buffers retained so far
+            throw e;
         }
-        f.release();
-        throw new PrefetchServiceException("prefetch server " + peer + " sent " + f.type() + ", expected one of " + List.of(types));
+        return b;
+    }
+
+    private RemoteBatch ipcBatch(JsonNode meta, LoaderState state, IpcStream ipc) {
+        VectorSchemaRoot root = ipc.exchange.getReader().getRoot();
+        int rows = root.getRowCount();
+        long[] records = new long[rows];
+        BigIntVector rec = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
+        for (int i = 0; i < rows; i++) {
+            records[i] = rec.get(i);
+        }
+        long id = meta.path("id").asLong();
+        RemoteBatch b = new RemoteBatch(this, meta.path("epoch").asLong(), meta.path("index").asLong(), records,
+                meta.path("padding").asInt(), Delivery.CUDA_IPC, state, id, List.of());
+        b.ipc(ipc);
+        ipc.outstanding++;
+        try {
+            mapColumns(b, meta, ipc);
+        } catch (RuntimeException e) {
+            b.close(); // released to the server: the exchange can still complete
+            throw e;
+        }
+        return b;
+    }
+
+    /** Maps each column's slot buffer (once per handle) and waits for the server's ready event, if it sent one. */
+    private void mapColumns(RemoteBatch b, JsonNode meta, IpcStream ipc) {
+        List<RemoteColumn> cols = new ArrayList<>();
+        for (JsonNode c : meta.path("columns")) {
+            long[] shape = new long[c.path("shape").size()];
+            for (int i = 0; i < shape.length; i++) {
+                shape[i] = c.path("shape").get(i).asLong();
+            }
+            String handle = c.path("ipcHandle").asText();
+            CudaIpc.DevicePointer p = ipc.mappings.computeIfAbsent(handle, h -> {
+                CudaDevice.makeCurrent(device);
+                return CudaIpc.open(h);
+            });
+            cols.add(new RemoteColumn(b, c.path("name").asText(), DType.valueOf(c.path("dtype").asText()), shape,
+                    c.path("bytes").asLong(), null, p, c.path("offset").asLong()));
+        }
+        b.columns(cols);
+        JsonNode event = meta.get("event");
+        if (event != null && !event.isNull()) {
+            jcuda.runtime.cudaEvent_t ev = ipc.events.computeIfAbsent(event.asText(), h -> {
+                CudaDevice.makeCurrent(device);
+                return CudaIpc.openEvent(h);
+            });
+            // the batch is ready on the device once the server's event has completed: wait for it here, so that every
+            // use of the mapping (any stream, cudaMemcpy) sees the data
+            dev.gdsloader.cuda.Cuda.check(jcuda.runtime.JCuda.cudaEventSynchronize(ev), "cudaEventSynchronize(server's ready event)");
+        }
     }
 
     /**
-     * Closes the connection (the server frees the session), releases frames not handed out, closes the CUDA IPC
-     * mappings and shuts the event loop down; returns within about 5 s. Batches still held become invalid.
-     * Idempotent.
+     * The client side of one DoExchange (one epoch of one server session): releases go out on its writer; once the
+     * reader ended and every batch is back it unmaps the session's slot buffers and destroys its events, and only then
+     * completes (the server frees the buffers after that: CUDA forbids freeing memory another process still maps).
+     */
+    static final class IpcStream {
+        final ExchangeReaderWriter exchange;
+        /** Mappings of the session's slot buffers, opened once per handle. */
+        final Map<String, CudaIpc.DevicePointer> mappings = new HashMap<>();
+        /** The session's interprocess ready events, opened once per handle. */
+        final Map<String, jcuda.runtime.cudaEvent_t> events = new HashMap<>();
+        int outstanding;
+        private boolean readerEnded;
+        private boolean done;
+
+        IpcStream(ExchangeReaderWriter exchange) {
+            this.exchange = exchange;
+        }
+
+        void release(BufferAllocator a, long id) {
+            outstanding--;
+            if (!done) {
+                try {
+                    exchange.getWriter().putMetadata(HostStream.utf8(a, "{\"release\":" + id + "}"));
+                } catch (RuntimeException e) {
+                    LOG.log(Level.FINE, "gdsloader: release of batch " + id + " not sent", e);
+                }
+            }
+            finishIfDone();
+        }
+
+        void readerEnded() {
+            readerEnded = true;
+            finishIfDone();
+        }
+
+        private void finishIfDone() {
+            if (readerEnded && outstanding == 0 && !done) {
+                done = true;
+                for (CudaIpc.DevicePointer p : mappings.values()) {
+                    try {
+                        CudaIpc.close(p);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "gdsloader: cudaIpcCloseMemHandle failed", e);
+                    }
+                }
+                mappings.clear();
+                for (jcuda.runtime.cudaEvent_t ev : events.values()) {
+                    jcuda.runtime.JCuda.cudaEventDestroy(ev);
+                }
+                events.clear();
+                try {
+                    exchange.getWriter().completed();
+                    exchange.close();
+                } catch (Exception e) {
+                    LOG.log(Level.FINE, "gdsloader: closing an exchange", e);
+                }
+            }
+        }
+    }
+
+    void released(RemoteBatch b) {
+        held.remove(b);
+    }
+
+    BufferAllocator allocator() {
+        return allocator;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.log(Level.FINE, "gdsloader: closing a stream", e);
+        }
+    }
+
+    private void fetchInfo() {
+        try {
+            FlightInfo fi = flight.getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
+                    CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
+            byte[] m = fi.getAppMetadata();
+            info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
+        } catch (FlightRuntimeException e) {
+            throw failure(e);
+        } catch (java.io.IOException e) {
+            throw new PrefetchServiceException("prefetch server " + peer + " sent flight info that is not JSON", e, null);
+        }
+    }
+
+    /**
+     * Closes the stream in progress, every batch still held (their memory becomes invalid), the CUDA IPC mappings, the
+     * Flight client and the allocator. Idempotent.
      */
     @Override
     public void close() {
         if (closed) {
             return;
         }
+        if (current != null && current.fetched != null) {
+            current.fetched.close();
+            current.fetched = null;
+        }
+        for (RemoteBatch b : List.copyOf(held)) {
+            b.close();
+        }
+        if (current != null) {
+            current.dropStream();
+        }
         closed = true;
-        if (fetched != null) {
-            fetched.close();
-            fetched = null;
-        }
-        // unmap before disconnecting: the server frees the slot buffers when the connection goes
         RuntimeException first = null;
-        for (CudaIpc.DevicePointer p : mappings.values()) {
-            try {
-                CudaIpc.close(p);
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
-            }
+        try {
+            flight.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        mappings.clear();
-        channel.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-        for (Object o; (o = inbox.poll()) != null; ) {
-            if (o instanceof Frame f) {
-                f.release();
-            }
+        timer.shutdownNow();
+        try {
+            allocator.close();
+        } catch (RuntimeException e) {
+            first = first == null ? e : first;
         }
         if (first != null) {
             throw first;
         }
     }
 
-    /** The pipeline's last handler: queues frames (ownership passes to the consumer thread) and failures. */
-    private final class Inbox extends SimpleChannelInboundHandler<Frame> {
-        Inbox() {
-            super(false);
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, Frame f) {
-            inbox.add(f);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            inbox.add(DISCONNECTED);
-            ctx.fireChannelInactive();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            inbox.add(cause);
-            ctx.close();
-        }
-    }
-
     /**
      * Configures and opens a {@link PrefetchClient}: the server-side loader's settings are one {@link LoaderOptions}
-     * (sent as JSON in {@code OPEN}), which the loader setters here replace with checked copies, so an invalid
-     * value throws {@link IllegalArgumentException} at the setter naming the option. Not thread-safe.
+     * (sent as JSON in the request), which the loader setters here replace with checked copies, so an invalid value
+     * throws {@link IllegalArgumentException} at the setter naming the option. Not thread-safe.
      */
     public static final class Builder {
         private final String host;
@@ -357,6 +591,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private Delivery delivery = Delivery.HOST;
         private int device;
         private Duration timeout = Duration.ofSeconds(60);
+        private Duration reconnectTimeout = Duration.ofSeconds(60);
+        private LoaderState resume;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -373,8 +609,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * Replaces every loader option at once; the setters below change single fields of them. The server's
-         * loader runs with these options, its device being {@link LoaderOptions#device()} on the server.
+         * Replaces every loader option at once; the setters below change single fields of them.
          *
          * @param options the server-side loader's options
          * @return this
@@ -426,7 +661,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * @param path the server loader's read path
+         * @param path the server loader's read path (HOST delivery: HOST or AUTO, which reads through host memory)
          * @return this
          */
         public Builder path(ReadPath path) {
@@ -473,7 +708,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * @param timeout longest wait for the server (connect, and each reply)
+         * @param timeout longest wait for the server: the deadline of the info call, and of each wait for a batch
          * @return this
          */
         public Builder timeout(Duration timeout) {
@@ -482,17 +717,36 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * Connects and opens the session.
+         * @param timeout how long a broken stream is retried (reconnecting every 200 ms) before its error is thrown
+         * @return this
+         */
+        public Builder reconnectTimeout(Duration timeout) {
+            this.reconnectTimeout = Objects.requireNonNull(timeout, "reconnectTimeout");
+            return this;
+        }
+
+        /**
+         * @param state a state from {@link PrefetchClient#lastState()} (or a batch's {@link RemoteBatch#state()}): the
+         *     first epoch iterated is the state's, starting right after its batch
+         * @return this
+         */
+        public Builder resumeFrom(LoaderState state) {
+            this.resume = state;
+            return this;
+        }
+
+        /**
+         * Connects and asks the server about the request ({@code GetFlightInfo}), which checks it as a stream would.
          *
          * @return the client, owned by the caller
-         * @throws PrefetchServiceException naming what was wrong: the connection, or the server's refusal
-         *     (unknown dataset, an option the server refuses such as a batch size not set)
+         * @throws PrefetchServiceException naming what was wrong: the connection, or the server's refusal (unknown
+         *     dataset, an option the server refuses such as a batch size not set), with the Flight status code
          */
         public PrefetchClient open() {
-            boolean gpu = delivery != Delivery.HOST && Cuda.availability().available();
             PrefetchClient c = new PrefetchClient(this);
             try {
-                c.open(new Messages.Open(dataset, Messages.Open.options(options), delivery.name(), gpu));
+                c.resumeFrom = resume;
+                c.fetchInfo();
                 return c;
             } catch (RuntimeException e) {
                 c.close();

@@ -1,18 +1,6 @@
 package dev.gdsloader.service;
 
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.GlobalEventExecutor;
+import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
@@ -20,21 +8,33 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
-import dev.gdsloader.memory.NativeAllocator;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Level;
 import java.util.logging.Logger;
+import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.function.Consumer;
+import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 
 /**
- * The standalone prefetch service: serves the datasets under one root directory to {@link PrefetchClient}s
- * over TCP (see {@link Protocol}). Each connection is a session with its own {@code GdsLoader}, which keeps its
- * prefetch depth of batches ready; batches go out with their bytes (host delivery) or as CUDA IPC handles
- * (GPU delivery, same host).
+ * The standalone prefetch service on Arrow Flight: serves the datasets under one root directory (service/README.md is
+ * the wire contract). {@code ListFlights} lists the datasets, {@code GetFlightInfo} describes a request's epoch,
+ * {@code DoGet} streams one epoch as Arrow record batches (host delivery) and {@code DoExchange} one epoch as CUDA IPC
+ * handles with the client's releases coming back (GPU delivery, same host). Each stream is a session with its own
+ * {@code GdsLoader}, which keeps its prefetch depth of batches ready.
  *
  * <pre>{@code
  * try (PrefetchServer server = PrefetchServer.builder(Path.of("/data")).port(0).start()) {
@@ -43,56 +43,92 @@ import java.util.logging.Logger;
  * }
  * }</pre>
  *
- * <p>Ownership: the server owns its two event loop groups, its listening channel, every accepted channel and
- * every session (loader, lent batches); {@link #close()} frees them once. Native memory: the server takes a child
- * of {@link Builder#allocator} (default the process root) and each session a child of that, so every session's
- * loader is bounded by the same budgets ({@link #allocator()} shows what they hold). A client's disconnect frees its
- * session. A request the server refuses (unknown dataset, bad option) is answered with an {@code ERROR} naming
- * what was wrong; the server keeps serving. Dataset names resolve under the root by real paths ({@link DatasetRoot}:
- * a dataset or any file of it that links outside the root is refused), and errors sent to clients carry neither the
- * root's absolute path nor file bytes. Thread-safe.
+ * <p>Ownership: the server owns its Flight server (gRPC transport and executor), its Arrow allocator (unless one was
+ * given), every session's loader and the cleanup thread that frees them; {@link #close()} frees them once. Native
+ * memory: the server takes a child of {@link Builder#allocator} (the server-wide budget) and each session a child of
+ * that for its loader, so a session whose ring does not fit is refused with RESOURCE_EXHAUSTED naming both sizes
+ * ({@link #allocator()} shows what sessions hold). Dataset names resolve under the root by real paths
+ * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes.
+ * Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
-    /** How long {@link #close()} waits for sessions to free their loaders, ms (a loader's close waits up to 10 s). */
+    /** How long {@link #close()} waits for sessions to end and free their loaders, ms. */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
 
     private final DatasetRoot root;
+    private final NativeAllocator allocator;
+    private final BufferAllocator arrow;
+    private final boolean ownsArrow;
+    private final FlightServer flight;
+    /** gRPC's Netty event loops, the server's own: shutting them down ends connections gRPC's close would wait on. */
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
-    private final Channel serverChannel;
-    private final ChannelGroup channels = new DefaultChannelGroup("gdsloader-service", GlobalEventExecutor.INSTANCE);
+    private final ExecutorService cleanup;
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
-    private final AtomicLong sessionIds = new AtomicLong();
-    private final NativeAllocator allocator;
-    private volatile boolean closed;
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    private final InetSocketAddress address;
+    private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
         this.root = root;
-        InetAddress address = resolve(b.bind, b.port);
-        this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED,
-                NativeAllocator.UNLIMITED);
-        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        this.workers = new MultiThreadIoEventLoopGroup(b.ioThreads, NioIoHandler.newFactory());
+        InetAddress bind = resolve(b.bind, b.port);
+        this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
+        this.ownsArrow = b.arrow == null;
+        this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
+        this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
+        PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location);
+        this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
+        this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
+        Consumer<NettyServerBuilder> transport = nb -> nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers)
+                .channelType(NioServerSocketChannel.class);
+        FlightServer s = FlightServer.builder(arrow, Location.forGrpcInsecure(bind.getHostAddress(), b.port), producer)
+                .transportHint("grpc.builderConsumer", transport).build();
         try {
-            ServerBootstrap sb = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            FrameCodec.install(ch.pipeline());
-                            ch.pipeline().addLast("session", new SessionHandler());
-                        }
-                    });
-            this.serverChannel = sb.bind(new InetSocketAddress(address, b.port)).sync().channel();
+            s.start();
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(s);
+            shutdown(boss, workers);
+            cleanup.shutdown();
+            arrow.close();
+            allocator.close();
+            Throwable cause = e.getCause() != null && !(e instanceof BindException) ? e.getCause() : e;
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + bindFailure(cause, bind, b.port), e);
+        }
+        this.flight = s;
+        this.address = new InetSocketAddress(bind, s.getPort());
+    }
+
+    private static void shutdown(EventLoopGroup... groups) {
+        for (EventLoopGroup g : groups) {
+            g.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        for (EventLoopGroup g : groups) {
+            g.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Waits until every session is freed or the deadline passes; @return whether all were freed */
+    private boolean awaitSessions(long deadlineNanos, boolean warn) throws InterruptedException {
+        boolean allFreed = true;
+        for (Session s : Set.copyOf(sessions)) {
+            if (!s.awaitFreed(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())))) {
+                if (warn) {
+                    LOG.warning("gdsloader: session " + s.id() + " did not free its loader in time");
+                }
+                allFreed = false;
+            }
+        }
+        return allFreed;
+    }
+
+    private static void closeQuietly(FlightServer s) {
+        try {
+            s.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            shutdownGroups();
-            allocator.close();
-            throw new IOException("interrupted while binding " + b.bind + ":" + b.port, e);
-        } catch (Exception e) { // Netty rethrows the bind's checked java.net.BindException undeclared
-            shutdownGroups();
-            allocator.close();
-            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + bindFailure(e, address, b.port), e);
+        } catch (RuntimeException ignored) {
+            // never started
         }
     }
 
@@ -106,9 +142,13 @@ public final class PrefetchServer implements AutoCloseable {
     }
 
     /** @return why a bind failed, in the user's terms: the port in use, an address not of this machine, or the OS text */
-    private static String bindFailure(Exception e, InetAddress address, int port) {
-        String os = String.valueOf(e.getMessage());
-        if (e instanceof BindException) {
+    private static String bindFailure(Throwable e, InetAddress address, int port) {
+        Throwable t = e;
+        while (t.getCause() != null && !(t instanceof BindException)) {
+            t = t.getCause();
+        }
+        String os = String.valueOf(t.getMessage());
+        if (t instanceof BindException || os.contains("in use") || os.contains("assign requested address")) {
             boolean local;
             try {
                 local = address.isAnyLocalAddress() || address.isLoopbackAddress()
@@ -117,10 +157,10 @@ public final class PrefetchServer implements AutoCloseable {
                 local = true; // cannot tell: say what the OS said
             }
             if (!local) {
-                return address.getHostAddress() + " is not an address of this machine (" + os + ")";
+                return address.getHostAddress() + " is not an address of this machine (" + os.replaceFirst("^bind\\(\\.\\.\\) failed: ", "") + ")";
             }
             if (os.contains("in use")) {
-                return "port " + port + " is in use (" + os + ")";
+                return "port " + port + " is in use (" + os.replaceFirst("^bind\\(\\.\\.\\) failed: ", "") + ")";
             }
         }
         return os;
@@ -130,7 +170,7 @@ public final class PrefetchServer implements AutoCloseable {
      * @param datasetRoot the directory whose datasets clients may open (by paths relative to it); nothing outside
      *     its real path is served ({@link DatasetRoot}); {@code /} or a system directory only with
      *     {@link Builder#allowSystemRoot()}
-     * @return a builder: bind 127.0.0.1, port 0 (ephemeral), 2 I/O threads
+     * @return a builder: bind 127.0.0.1, port 0 (ephemeral), the process root as memory budget
      */
     public static Builder builder(Path datasetRoot) {
         return new Builder(datasetRoot);
@@ -138,12 +178,17 @@ public final class PrefetchServer implements AutoCloseable {
 
     /** @return the port the server listens on (the one chosen when port 0 was asked for) */
     public int port() {
-        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        return address.getPort();
     }
 
     /** @return the address the server listens on */
     public InetSocketAddress address() {
-        return (InetSocketAddress) serverChannel.localAddress();
+        return address;
+    }
+
+    /** @return the Flight location of this server, {@code grpc+tcp://HOST:PORT} */
+    public Location location() {
+        return Location.forGrpcInsecure(address.getAddress().getHostAddress(), port());
     }
 
     /** @return the dataset root, absolute and normalized, as the builder was given it */
@@ -152,118 +197,86 @@ public final class PrefetchServer implements AutoCloseable {
     }
 
     /**
-     * @return the server's allocator: a child of {@link Builder#allocator}'s whose children are the sessions';
-     *     owned and closed by the server
+     * @return the server's native allocator: a child of {@link Builder#allocator}'s whose children are the sessions'
+     *     (their loaders' rings); owned and closed by the server
      */
     public NativeAllocator allocator() {
         return allocator;
     }
 
-    /** @return sessions whose resources (loader, lent batches) are not yet freed: one per open connection */
+    /**
+     * @return the server's Arrow allocator, whose children are the sessions' (wrapped batch memory Flight still holds,
+     *     bookkeeping columns, metadata); owned and closed by the server
+     */
+    public BufferAllocator arrowAllocator() {
+        return arrow;
+    }
+
+    /** @return sessions not yet freed: streams in progress, and finished ones whose last buffers gRPC still holds */
     public int sessions() {
         return sessions.size();
     }
 
     /**
-     * Blocks until the server is closed (by {@link #close()} from another thread, or its channel failing).
+     * Blocks until the server is closed by {@link #close()} from another thread.
      *
      * @throws InterruptedException if interrupted while waiting
      */
     public void awaitClose() throws InterruptedException {
-        serverChannel.closeFuture().await();
+        closedLatch.await();
     }
 
     /**
-     * Stops accepting, closes every connection, frees every session's loader (waiting up to 15 s in all for
-     * loaders whose reads are in flight) and shuts the event loops down. Returns within about 20 s; idempotent.
+     * Tells every stream the server is shutting down (UNAVAILABLE, "server shutting down ..."), stops the Flight
+     * server (waiting up to 3 s for calls to end, then cancelling them) and frees every session's loader (waiting up to
+     * 15 s in all for loaders whose reads are in flight). Returns within about 25 s, within about 3 s when no read is
+     * stuck; idempotent.
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
         }
-        closed = true;
-        serverChannel.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
-        channels.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS);
-        for (Session s : Set.copyOf(sessions)) {
-            s.close();
-        }
-        boolean allFreed = true;
-        for (Session s : Set.copyOf(sessions)) {
-            try {
-                if (!s.awaitFreed(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
-                    LOG.warning("gdsloader: session " + s.id() + " did not free its loader in time");
-                    allFreed = false;
+        try {
+            // streams see `closing` within a millisecond and end with UNAVAILABLE "server shutting down"; clients that
+            // read get it and go. A connection whose client stopped reading would hold its batches until Netty's HTTP/2
+            // close, waiting for a GOAWAY queued behind the unread data, gave up: shutting the event loops down closes
+            // such connections at once, and their queued writes (our batches) are released
+            flight.shutdown();
+            awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000), false);
+            shutdown(boss, workers);
+            closeQuietly(flight);
+            boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
+            cleanup.shutdown();
+            cleanup.awaitTermination(5, TimeUnit.SECONDS);
+            if (allFreed && sessions.isEmpty()) {
+                try {
+                    arrow.close();
+                    allocator.close();
+                } catch (IllegalStateException e) {
+                    LOG.warning("gdsloader: " + e.getMessage());
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                allFreed = false;
-                break;
             }
-        }
-        shutdownGroups();
-        if (allFreed) {
-            try {
-                allocator.close();
-            } catch (IllegalStateException e) {
-                LOG.warning("gdsloader: " + e.getMessage());
-            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            closedLatch.countDown();
         }
     }
 
-    private void shutdownGroups() {
-        var a = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        var b = workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        a.awaitUninterruptibly(3, TimeUnit.SECONDS);
-        b.awaitUninterruptibly(3, TimeUnit.SECONDS);
-    }
-
-    /** One per connection: creates the session, hands it every frame, closes it when the connection goes. */
-    private final class SessionHandler extends SimpleChannelInboundHandler<Frame> {
-        private Session session;
-
-        SessionHandler() {
-            super(false); // the session releases each frame after handling it
-        }
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            channels.add(ctx.channel());
-            session = new Session(Long.toString(sessionIds.incrementAndGet()), ctx.channel(), root, allocator, sessions::remove);
-            sessions.add(session);
-            if (closed) {
-                ctx.close();
-            }
-            ctx.fireChannelActive();
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, Frame f) {
-            session.submit(f);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            session.close();
-            ctx.fireChannelInactive();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            LOG.log(Level.FINE, "gdsloader: connection " + ctx.channel().remoteAddress() + " failed", cause);
-            ctx.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error("connection refused: " + cause.getMessage(), true)))
-                    .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-        }
-    }
-
-    /** Configures a {@link PrefetchServer}. Not thread-safe. */
+    /**
+     * Configures a {@link PrefetchServer}: the address, the dataset root and the memory budget; the place for further
+     * options (authentication, TLS, limits). Not thread-safe.
+     */
     public static final class Builder {
         private final Path root;
         private String bind = "127.0.0.1";
         private int port;
-        private int ioThreads = 2;
         private NativeAllocator allocator = NativeAllocator.root();
+        private BufferAllocator arrow;
         private boolean allowSystemRoot;
 
         private Builder(Path root) {
@@ -271,8 +284,8 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
-         * @param address the address to listen on; 127.0.0.1 (loopback only) by default, since the protocol has
-         *     no authentication
+         * @param address the address to listen on; 127.0.0.1 (loopback only) by default, since the server has no
+         *     authentication yet
          * @return this
          */
         public Builder bind(String address) {
@@ -294,25 +307,23 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
-         * @param threads Netty I/O threads (framing and socket writes; loaders run on session threads), &ge; 1
+         * @param parent the allocator the server's sessions take their loaders' memory from, through a server child: the
+         *     server-wide budget (default: {@link NativeAllocator#root()}); owned by the caller, who closes it after the
+         *     server
          * @return this
-         * @throws IllegalArgumentException if &lt; 1
          */
-        public Builder ioThreads(int threads) {
-            if (threads < 1) {
-                throw new IllegalArgumentException("ioThreads must be >= 1, got " + threads);
-            }
-            this.ioThreads = threads;
+        public Builder allocator(NativeAllocator parent) {
+            this.allocator = Objects.requireNonNull(parent, "allocator");
             return this;
         }
 
         /**
-         * @param parent the allocator the server's sessions take their memory from, through a server child
-         *     (default: {@link NativeAllocator#root()}); owned by the caller, who closes it after the server
+         * @param parent the Arrow allocator the server takes a child of for Flight's buffers (default: a new
+         *     {@link RootAllocator} the server owns); owned by the caller, who closes it after the server
          * @return this
          */
-        public Builder allocator(NativeAllocator parent) {
-            this.allocator = java.util.Objects.requireNonNull(parent, "allocator");
+        public Builder arrowAllocator(BufferAllocator parent) {
+            this.arrow = Objects.requireNonNull(parent, "arrowAllocator");
             return this;
         }
 

@@ -1,24 +1,28 @@
 package dev.gdsloader.service;
 
+import org.apache.arrow.flight.FlightStatusCode;
+
 /**
- * The prefetch service refused a request or the connection failed; the message says what was wrong (from the
- * server's {@code ERROR} frame, or naming the peer and the failure).
+ * The prefetch service refused a request or the connection failed; the message names the server and what was wrong
+ * (the server's one-line reason), and {@link #code()} the Flight status code.
  */
 public final class PrefetchServiceException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    /** The status code; null where none applies (e.g. interrupted). */
+    private final transient FlightStatusCode code;
 
     /**
      * @param message what was wrong
+     * @param cause the underlying failure, or null
+     * @param code the Flight status code, or null
      */
-    public PrefetchServiceException(String message) {
-        super(message);
+    public PrefetchServiceException(String message, Throwable cause, FlightStatusCode code) {
+        super(message, cause);
+        this.code = code;
     }
 
-    /**
-     * @param message what was wrong
-     * @param cause the underlying failure
-     */
-    public PrefetchServiceException(String message, Throwable cause) {
-        super(message, cause);
+    /** @return the Flight status code (e.g. NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE, TIMED_OUT), or null */
+    public FlightStatusCode code() {
+        return code;
     }
 }

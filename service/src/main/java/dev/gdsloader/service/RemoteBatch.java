@@ -1,49 +1,67 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.loader.LoaderState;
 import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
 
 /**
  * One batch received from a {@link PrefetchServer}: its place in the epoch, the global record indices of its
- * samples and one {@link RemoteColumn} per column.
+ * samples, the loader state after it and one {@link RemoteColumn} per column.
  *
- * <p>Ownership: the consumer owns the batch and must end it once, with {@link #close()} (host delivery: frees
- * the frame's buffer; CUDA IPC: tells the server at once that the slot may be reused) or, for CUDA IPC, with
+ * <p>Ownership: the consumer owns the batch and must end it once, with {@link #close()} (host delivery: releases the
+ * Arrow buffers it holds; CUDA IPC: tells the server the slot may be reused) or, for CUDA IPC, with
  * {@link #release(CudaStream)} after enqueuing work on the mapped memory. Further calls do nothing. Hold fewer
- * batches than the server's slots, or the server waits for you. Not thread-safe.
+ * batches than the server's slots (CUDA IPC), or the server waits for you. Not thread-safe.
  */
 public final class RemoteBatch implements AutoCloseable {
     private final PrefetchClient client;
-    private final Frame frame;
-    private final Messages.BatchHeader header;
+    private final long epoch;
+    private final long index;
+    private final long[] records;
+    private final int padding;
     private final Delivery delivery;
+    private final LoaderState state;
+    private final long id;
+    private final List<ArrowBuf> retained;
+    private PrefetchClient.IpcStream ipc;
     private List<RemoteColumn> columns;
     private boolean closed;
 
-    RemoteBatch(PrefetchClient client, Frame frame, Messages.BatchHeader header, Delivery delivery) {
+    RemoteBatch(PrefetchClient client, long epoch, long index, long[] records, int padding, Delivery delivery,
+                LoaderState state, long id, List<ArrowBuf> retained) {
         this.client = client;
-        this.frame = frame;
-        this.header = header;
+        this.epoch = epoch;
+        this.index = index;
+        this.records = records;
+        this.padding = padding;
         this.delivery = delivery;
+        this.state = state;
+        this.id = id;
+        this.retained = retained;
     }
 
     void columns(List<RemoteColumn> cols) {
         this.columns = List.copyOf(cols);
     }
 
+    void ipc(PrefetchClient.IpcStream stream) {
+        this.ipc = stream;
+    }
+
     /** @return the epoch, from 0 */
     public long epoch() {
-        return header.epoch();
+        return epoch;
     }
 
     /** @return batch index within the epoch, from 0 */
     public long index() {
-        return header.index();
+        return index;
     }
 
     /** @return number of records (samples) */
     public int records() {
-        return header.recordIndices().length;
+        return records.length;
     }
 
     /**
@@ -52,17 +70,22 @@ public final class RemoteBatch implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the batch
      */
     public long recordIndex(int i) {
-        return header.recordIndices()[java.util.Objects.checkIndex(i, records())];
+        return records[java.util.Objects.checkIndex(i, records.length)];
     }
 
     /** @return the global record indices, in order (a copy) */
     public long[] recordIndices() {
-        return header.recordIndices().clone();
+        return records.clone();
     }
 
     /** @return how many trailing samples are padding ({@code Partition.PAD}), to be dropped by evaluation */
     public int paddingCount() {
-        return header.padding();
+        return padding;
+    }
+
+    /** @return the loader state after this batch: a client resumed from it continues with the next batch */
+    public LoaderState state() {
+        return state;
     }
 
     /** @return how the bytes arrived */
@@ -98,27 +121,30 @@ public final class RemoteBatch implements AutoCloseable {
         close();
     }
 
-    /** Releases the batch now: frees its frame, or tells the server the slot is free. Idempotent. */
+    /** Releases the batch now: its Arrow buffers, or (CUDA IPC) tells the server the slot is free. Idempotent. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        frame.release();
-        if (delivery == Delivery.CUDA_IPC) {
-            client.releaseRemote(header.id());
+        for (ArrowBuf b : retained) {
+            b.getReferenceManager().release();
         }
+        if (ipc != null) {
+            ipc.release(client.allocator(), id);
+        }
+        client.released(this);
     }
 
     void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("batch " + index() + " of epoch " + epoch() + " was already released");
+            throw new IllegalStateException("batch " + index + " of epoch " + epoch + " was already released");
         }
     }
 
     @Override
     public String toString() {
-        return "batch " + index() + " of epoch " + epoch() + " (" + records() + " records, " + delivery + ")";
+        return "batch " + index + " of epoch " + epoch + " (" + records.length + " records, " + delivery + ")";
     }
 }

@@ -2,7 +2,6 @@ package dev.gdsloader.service;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.formats.DType;
-import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import jcuda.Pointer;
@@ -11,8 +10,8 @@ import jcuda.runtime.cudaMemcpyKind;
 
 /**
  * One column of a {@link RemoteBatch}: a C-order tensor of shape {@link #shape()} (batch dimension first) and
- * element type {@link #dtype()}, {@link #bytes()} long, either in the frame the client received (host
- * delivery, {@link #hostBuffer()}) or in the server's GPU memory mapped into this process (CUDA IPC,
+ * element type {@link #dtype()}, {@link #bytes()} long, either in the Arrow record batch the client received
+ * (host delivery, {@link #hostBuffer()}) or in the server's GPU memory mapped into this process (CUDA IPC,
  * {@link #devicePointer()}). Valid until its batch is closed or released. Not thread-safe.
  */
 public final class RemoteColumn {
@@ -21,11 +20,11 @@ public final class RemoteColumn {
     private final DType dtype;
     private final long[] shape;
     private final long bytes;
-    private final ByteBuf host;
+    private final ByteBuffer host;
     private final CudaIpc.DevicePointer mapping;
     private final long offset;
 
-    RemoteColumn(RemoteBatch batch, String name, DType dtype, long[] shape, long bytes, ByteBuf host,
+    RemoteColumn(RemoteBatch batch, String name, DType dtype, long[] shape, long bytes, ByteBuffer host,
                  CudaIpc.DevicePointer mapping, long offset) {
         this.batch = batch;
         this.name = name;
@@ -71,13 +70,13 @@ public final class RemoteColumn {
         if (host == null) {
             throw new IllegalStateException("column '" + name + "' is in GPU memory (CUDA IPC delivery): use devicePointer()");
         }
-        return host.nioBuffer().asReadOnlyBuffer();
+        return host.duplicate();
     }
 
     /**
      * @return the device address of the first byte, in this process's mapping of the server's slot buffer;
      *     valid on the client's current device until the batch is released
-     * @throws IllegalStateException if the batch was closed, or the column came in the frame (host delivery)
+     * @throws IllegalStateException if the batch was closed, or the column came in host memory (host delivery)
      */
     public long devicePointer() {
         batch.checkOpen();
@@ -88,7 +87,7 @@ public final class RemoteColumn {
     }
 
     /**
-     * Copies the column's bytes into a new array: from the frame, or from GPU memory with a synchronous
+     * Copies the column's bytes into a new array: from the record batch, or from GPU memory with a synchronous
      * {@code cudaMemcpy} (device to host).
      *
      * @return the bytes
@@ -102,7 +101,7 @@ public final class RemoteColumn {
         }
         byte[] out = new byte[(int) bytes];
         if (host != null) {
-            host.getBytes(host.readerIndex(), out);
+            host.duplicate().get(out);
         } else if (bytes > 0) {
             Cuda.check(JCuda.cudaMemcpy(Pointer.to(out), mapping.withByteOffset(offset), bytes,
                     cudaMemcpyKind.cudaMemcpyDeviceToHost), "cudaMemcpy of column '" + name + "' from the IPC mapping");

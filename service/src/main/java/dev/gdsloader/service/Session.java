@@ -1,342 +1,199 @@
 package dev.gdsloader.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.gdsloader.cuda.CudaEvent;
-import dev.gdsloader.cuda.DeviceBuffer;
-import dev.gdsloader.loader.Batch;
-import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.HostReadback;
+import dev.gdsloader.loader.LoaderOptions;
+import dev.gdsloader.loader.LoaderState;
+import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.memory.NativeAllocator;
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * One client connection's session: its {@link GdsLoader}, the batches lent to the client and the CUDA IPC
- * handles of the slot buffers. Everything here runs on the session's own thread (the loader is single-consumer
- * and its {@code next()} blocks on I/O, which must never happen on a Netty event loop); the event loop only
- * hands frames over with {@link #submit}. Frames submitted are released here, once.
+ * One stream's session (a {@code DoGet} or {@code DoExchange} of one epoch): its {@link GdsLoader}, built from the
+ * request under the server's root, with the native memory of a child of the server's {@link NativeAllocator} and the
+ * Arrow buffers of a child of the server's {@link BufferAllocator}.
+ *
+ * <p>Lifetime: the session is held by its stream and by every buffer Flight still holds (a host batch wrapped
+ * zero-copy is released when gRPC has written it, on a transport thread); {@link #hold()} / {@link #unhold()} count
+ * them, and the last {@code unhold} frees the loader and both allocators on the server's cleanup executor (a loader's
+ * close may wait for reads in flight, which must not happen on a transport thread). Thread-safe for hold/unhold;
+ * {@link #loader()} is for the stream's one thread.
  */
 final class Session {
     private static final Logger LOG = Logger.getLogger(Session.class.getName());
 
     private final String id;
-    private final Channel channel;
-    private final DatasetRoot root;
-    private final Consumer<Session> onClosed;
-    private final ExecutorService thread;
-    /** The session's memory: its loader's and read-back's allocations, bounded by the server's allocator. */
-    private final NativeAllocator allocator;
+    private final NativeAllocator memory;
+    private final BufferAllocator arrow;
+    private final GdsLoader loader;
+    private final Request request;
+    private final AtomicInteger holds = new AtomicInteger(1);
+    private final Executor cleanup;
+    private final Consumer<Session> onFreed;
     private final CountDownLatch freed = new CountDownLatch(1);
-    // session-thread state
-    private GdsLoader loader;
-    private Delivery delivery;
-    private java.util.Iterator<Batch> epoch;
-    private long epochNumber = -1;
-    private long servedInEpoch;
-    private long nextId;
-    private int pendingNext;
-    private final Map<Long, Batch> lent = new LinkedHashMap<>();
-    private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
-    private HostReadback readback;
-    private boolean closed;
 
-    Session(String id, Channel channel, DatasetRoot root, NativeAllocator serverAllocator, Consumer<Session> onClosed) {
+    private Session(String id, NativeAllocator memory, BufferAllocator arrow, GdsLoader loader, Request request, Executor cleanup,
+                    Consumer<Session> onFreed) {
         this.id = id;
-        this.channel = channel;
-        this.root = root;
-        this.onClosed = onClosed;
-        this.allocator = serverAllocator.newChild("session " + id + " (" + channel.remoteAddress() + ")",
-                NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
-        this.thread = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "gdsloader-session-" + id);
-            t.setDaemon(true);
-            return t;
-        });
+        this.memory = memory;
+        this.arrow = arrow;
+        this.loader = loader;
+        this.request = request;
+        this.cleanup = cleanup;
+        this.onFreed = onFreed;
     }
 
+    /**
+     * Builds a session's loader for {@code r}: resolves the dataset under the root (refusing escapes), checks the
+     * delivery against the path (HOST delivery reads through host memory: path AUTO becomes HOST, a device path is
+     * refused; CUDA_IPC needs a device path), and starts at the request's epoch or right after its state.
+     *
+     * @param id session id, for names and logs
+     * @param r the request
+     * @param root the server's root
+     * @param serverMemory the server's native allocator (the session takes a child)
+     * @param serverArrow the server's Arrow allocator (the session takes a child)
+     * @param cleanup where {@link #unhold()}'s last call frees the session
+     * @param onFreed told once the session is freed
+     * @return the session, held once by the caller
+     * @throws IllegalArgumentException naming a bad dataset name, option, delivery or state
+     * @throws IOException if the dataset cannot be read
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the ring does not fit the server's budget (naming both sizes)
+     */
+    static Session open(String id, Request r, DatasetRoot root, NativeAllocator serverMemory, BufferAllocator serverArrow,
+                        Executor cleanup, Consumer<Session> onFreed) throws IOException {
+        Path dir = root.resolve(r.dataset());
+        LoaderOptions o = r.options().requireBatchSize();
+        if (r.delivery() == Delivery.HOST) {
+            if (o.path() == ReadPath.AUTO) {
+                o = o.withPath(ReadPath.HOST);
+            } else if (o.path() != ReadPath.HOST) {
+                throw new IllegalArgumentException("delivery HOST reads through host memory, but path " + o.path()
+                        + " was asked for, which puts batches in GPU memory: ask for path HOST or AUTO, or CUDA_IPC delivery");
+            }
+        } else if (o.path() == ReadPath.HOST) {
+            throw new IllegalArgumentException("delivery CUDA_IPC needs batches in GPU memory, but path HOST was asked for: "
+                    + "ask for HOST delivery or a device path (AUTO, BOUNCE, GDS, MAPPED)");
+        }
+        if (o.sampler().blockRecords() == 0) {
+            o = o.withSampler(o.sampler().withBlockRecords(o.batchSize()));
+        }
+        Dataset ds;
+        try {
+            ds = Dataset.open(dir, o.columns());
+        } catch (IOException e) {
+            LOG.log(Level.FINE, "gdsloader: session " + id + ": dataset '" + r.dataset() + "' cannot be opened", e);
+            throw new IllegalArgumentException("dataset '" + r.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
+        }
+        root.requireInside(ds, r.dataset()); // what it opened, checked once more
+        LoaderState start = r.state();
+        if (start == null) {
+            start = new LoaderState(r.epoch(), 0, ds.recordCount(), o.batchSize(), o.sampler());
+        } else if (start.epoch() != r.epoch()) {
+            throw new IllegalArgumentException("request field 'state' is of epoch " + start.epoch() + " but 'epoch' is "
+                    + r.epoch() + ": resume from the state of a batch of the epoch asked for");
+        }
+        NativeAllocator memory = serverMemory.newChild("session " + id + " of '" + r.dataset() + "'", NativeAllocator.UNLIMITED,
+                NativeAllocator.UNLIMITED);
+        BufferAllocator arrow = null;
+        try {
+            arrow = serverArrow.newChildAllocator("session " + id, 0, Long.MAX_VALUE);
+            GdsLoader l = GdsLoader.builder(ds).options(o).allocator(memory).resumeFrom(start).build();
+            if (r.delivery() == Delivery.CUDA_IPC && !l.pathTaken().onDevice()) {
+                String taken = l.pathTaken() + " path (" + l.pathReason() + ")";
+                l.close();
+                throw new IllegalArgumentException("delivery CUDA_IPC needs batches in GPU memory, but the loader took the "
+                        + taken + ": ask for HOST delivery or a device path");
+            }
+            return new Session(id, memory, arrow, l, r, cleanup, onFreed);
+        } catch (IOException | RuntimeException | Error e) {
+            if (arrow != null) {
+                arrow.close();
+            }
+            memory.close();
+            throw e;
+        }
+    }
+
+    /** @return the session id */
     String id() {
         return id;
     }
 
-    /** Hands a frame to the session thread, which releases it; released here if the session is gone. */
-    void submit(Frame f) {
-        try {
-            thread.execute(() -> {
-                try {
-                    handle(f);
-                } finally {
-                    f.release();
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            f.release();
+    /** @return the loader, positioned at the request's epoch (or right after its state) */
+    GdsLoader loader() {
+        return loader;
+    }
+
+    /** @return the request that opened the session */
+    Request request() {
+        return request;
+    }
+
+    /** @return the session's Arrow allocator (bookkeeping columns, metadata, wrapped batch memory) */
+    BufferAllocator arrow() {
+        return arrow;
+    }
+
+    /** @return the session's native allocator (its loader's ring) */
+    NativeAllocator memory() {
+        return memory;
+    }
+
+    /**
+     * Adds a holder (a buffer Flight holds).
+     *
+     * @throws IllegalStateException if the session was already released by every holder
+     */
+    void hold() {
+        while (true) {
+            int n = holds.get();
+            if (n <= 0) {
+                throw new IllegalStateException("session " + id + " is already freed");
+            }
+            if (holds.compareAndSet(n, n + 1)) {
+                return;
+            }
         }
     }
 
-    /** Frees the loader and everything lent, on the session thread, once; returns at once. */
-    void close() {
-        try {
-            thread.execute(this::free);
-        } catch (RejectedExecutionException e) {
-            // already closing
+    /** Drops a holder; the last frees the session on the cleanup executor. */
+    void unhold() {
+        int n = holds.decrementAndGet();
+        if (n == 0) {
+            cleanup.execute(this::free);
+        } else if (n < 0) {
+            throw new IllegalStateException("session " + id + " released more often than held");
         }
-        thread.shutdown();
     }
 
-    /** @return true if the session's resources were freed within the timeout */
+    /**
+     * @param millis how long to wait
+     * @return true if the session was freed within the timeout
+     * @throws InterruptedException if interrupted
+     */
     boolean awaitFreed(long millis) throws InterruptedException {
         return freed.await(millis, TimeUnit.MILLISECONDS);
     }
 
-    private void handle(Frame f) {
-        if (closed) {
-            return;
-        }
-        if (f.version() != Protocol.VERSION) {
-            fail("protocol version " + f.version() + " is not supported: this server speaks version " + Protocol.VERSION, true);
-            return;
-        }
-        try {
-            switch (f.type()) {
-                case Protocol.OPEN -> open(body(f, Messages.Open.class,
-                        "{\"dataset\": \"NAME\", \"options\": {\"batchSize\": N, ...}}"));
-                case Protocol.NEXT -> {
-                    if (loader == null) {
-                        fail("NEXT before OPEN: open a session first", false);
-                        return;
-                    }
-                    pendingNext++;
-                    serve();
-                }
-                case Protocol.RELEASE -> release(body(f, Messages.Release.class, "{\"id\": BATCH_ID}").id());
-                default -> fail("unknown message type '" + f.type() + "': expected OPEN, NEXT or RELEASE", false);
-            }
-        } catch (JsonProcessingException e) {
-            fail("malformed " + f.type() + " message: " + e.getOriginalMessage(), false);
-        } catch (IllegalArgumentException e) {
-            fail(e.getMessage(), false);
-        } catch (IOException | RuntimeException e) {
-            LOG.log(Level.WARNING, "gdsloader: session " + id + " failed", e);
-            fail(f.type() + " failed: " + e, false);
-        } catch (Error e) {
-            // e.g. OutOfMemoryError building the loader: answer, then close the connection, which frees the session
-            LOG.log(Level.SEVERE, "gdsloader: session " + id + " failed", e);
-            fail(f.type() + " failed: " + e + "; the server closes this session", true);
-        }
-    }
-
-    /** @return the frame's body as {@code type}; refused, naming the body expected, when absent or not an object */
-    private static <T> T body(Frame f, Class<T> type, String expected) throws JsonProcessingException {
-        if (f.body() == null || !f.body().isObject()) {
-            throw new IllegalArgumentException(f.type() + " has " + (f.body() == null || f.body().isMissingNode() ? "no body"
-                    : "a body that is not a JSON object") + ": expected \"body\": " + expected);
-        }
-        return Protocol.JSON.treeToValue(f.body(), type);
-    }
-
-    private void open(Messages.Open o) throws IOException {
-        if (loader != null) {
-            throw new IllegalArgumentException("session " + id + " is already open: one OPEN per connection");
-        }
-        Path dir = root.resolve(o.dataset());
-        Delivery wanted = option("delivery", o.delivery(), Delivery.class, Delivery.HOST);
-        GdsLoader.Builder b = GdsLoader.builder(dir).options(o.loaderOptions()).allocator(allocator);
-        GdsLoader l;
-        try {
-            l = b.build();
-        } catch (IOException e) {
-            LOG.log(Level.INFO, "gdsloader: session " + id + ": dataset '" + o.dataset() + "' cannot be opened", e);
-            throw new IllegalArgumentException("dataset '" + o.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
-        }
-        try {
-            root.requireInside(l.dataset(), o.dataset()); // what the loader opened, checked once more
-        } catch (IOException | RuntimeException e) {
-            l.close();
-            throw e;
-        }
-        boolean onDevice = l.pathTaken().onDevice();
-        Delivery chosen = switch (wanted) {
-            case HOST -> Delivery.HOST;
-            case CUDA_IPC -> Delivery.CUDA_IPC;
-            case AUTO -> onDevice && o.clientHasGpu() && isLoopback() ? Delivery.CUDA_IPC : Delivery.HOST;
-        };
-        if (chosen == Delivery.CUDA_IPC && !onDevice) {
-            l.close();
-            throw new IllegalArgumentException("delivery CUDA_IPC needs batches in GPU memory, but the loader took the "
-                    + l.pathTaken() + " path (" + l.pathReason() + "): ask for HOST delivery or a device path");
-        }
-        loader = l;
-        delivery = chosen;
-        channel.writeAndFlush(Frame.of(Protocol.OPENED, new Messages.Opened(id, chosen.name(), l.pathTaken().name(),
-                l.pathReason(), l.batchesPerEpoch(), l.slots())));
-    }
-
-    private static <E extends Enum<E>> E option(String name, String value, Class<E> type, E fallback) {
-        if (value == null) {
-            return fallback;
-        }
-        try {
-            return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("bad option '" + name + "': '" + value + "' is not one of "
-                    + Arrays.toString(type.getEnumConstants()));
-        }
-    }
-
-    private boolean isLoopback() {
-        return channel.remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null && a.getAddress().isLoopbackAddress();
-    }
-
-    /** Answers pending NEXTs while the loader can give a batch without waiting for a slot the client holds. */
-    private void serve() {
-        while (pendingNext > 0 && canAdvance()) {
-            pendingNext--;
-            if (epoch == null) {
-                epoch = loader.iterator();
-                epochNumber++;
-                servedInEpoch = 0;
-            }
-            if (!epoch.hasNext()) {
-                channel.writeAndFlush(Frame.of(Protocol.END, new Messages.End(epochNumber, servedInEpoch)));
-                epoch = null;
-                continue;
-            }
-            Batch b = epoch.next();
-            servedInEpoch++;
-            send(b);
-        }
-    }
-
-    /**
-     * The loader fills the next batch into whichever slot is free (its ring is a queue of free slots), so
-     * {@code next()} can only wait forever if the client holds every slot; a new epoch needs every batch back.
-     */
-    private boolean canAdvance() {
-        return epoch == null ? lent.isEmpty() : lent.size() < loader.slots();
-    }
-
-    /**
-     * Sends a batch, taking it over: a CUDA_IPC batch is lent until the client's RELEASE; every other outcome closes
-     * it here, a failure too (an Error such as no direct memory for the payload included), so its slot comes back.
-     */
-    private void send(Batch b) {
-        boolean lentOut = false;
-        try {
-            long idNow = nextId++;
-            List<Messages.Column> cols = new ArrayList<>();
-            if (delivery == Delivery.CUDA_IPC) {
-                b.readyEvent().ifPresent(CudaEvent::synchronize); // the client reads the memory on its own streams
-                for (ColumnView c : b.columns()) {
-                    DeviceBuffer buf = c.deviceBuffer().orElseThrow();
-                    String h = handles.computeIfAbsent(buf, CudaIpc::handleOf);
-                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), c.deviceOffset(), h, buf.device()));
-                }
-                lent.put(idNow, b);
-                lentOut = true;
-                channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols)));
-                return;
-            }
-            long total = b.bytes();
-            if (total > Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) {
-                throw new IllegalArgumentException(b.describe() + " has " + total + " bytes, more than a frame carries ("
-                        + (Protocol.MAX_FRAME_BYTES - Protocol.MAX_HEADER_BYTES) + "): use a smaller batch size or CUDA_IPC delivery");
-            }
-            ByteBuf payload = channel.alloc().directBuffer((int) total);
-            try {
-                for (ColumnView c : b.columns()) {
-                    cols.add(new Messages.Column(c.name(), c.dtype().name(), c.shape(), c.bytes(), payload.writerIndex(), null, -1));
-                    if (c.onDevice()) {
-                        download(b, c, payload);
-                    } else {
-                        payload.writeBytes(c.hostSegment().asByteBuffer());
-                    }
-                }
-            } catch (RuntimeException | Error e) {
-                payload.release();
-                throw e;
-            }
-            channel.writeAndFlush(Frame.of(Protocol.BATCH, header(b, idNow, cols), payload))
-                    .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
-        } finally {
-            if (!lentOut) {
-                b.close();
-            }
-        }
-    }
-
-    private static Messages.BatchHeader header(Batch b, long id, List<Messages.Column> cols) {
-        return new Messages.BatchHeader(id, b.epoch(), b.index(), b.recordIndices(), b.paddingCount(), cols);
-    }
-
-    /** Device path with host delivery: the column comes down through a pinned staging buffer. */
-    private void download(Batch b, ColumnView c, ByteBuf payload) {
-        if (readback == null) {
-            readback = new HostReadback(Math.max(4096, c.bytes()), true, allocator);
-        }
-        readback.await(b);
-        payload.writeBytes(readback.bytes(c).asByteBuffer());
-    }
-
-    private void release(long batchId) {
-        Batch b = lent.remove(batchId);
-        if (b == null) {
-            throw new IllegalArgumentException("RELEASE of batch id " + batchId + ", which this session has not lent (or was released already)");
-        }
-        b.close();
-        serve();
-    }
-
-    /** Answers ERROR; the message goes through {@link DatasetRoot#forClients} (no root path, no file bytes). */
-    private void fail(String message, boolean fatal) {
-        var f = channel.writeAndFlush(Frame.of(Protocol.ERROR, new Messages.Error(root.forClients(message), fatal)));
-        if (fatal) {
-            f.addListener(ChannelFutureListener.CLOSE);
-        }
-    }
-
     private void free() {
-        if (closed) {
-            return;
-        }
-        closed = true;
         try {
-            for (Batch b : lent.values()) {
-                b.close();
-            }
-            lent.clear();
-            handles.clear();
-            if (loader != null) {
-                loader.close();
-            }
-            if (readback != null) {
-                readback.close();
-            }
-            allocator.close(); // throws, listing it, if the session's memory did not all come back
+            loader.close();
+            arrow.close(); // throws, naming them, if buffers are still outstanding
+            memory.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
         } finally {
-            loader = null;
-            onClosed.accept(this); // first: whoever awaits "freed" must also see the session gone from the count
+            onFreed.accept(this);
             freed.countDown();
         }
     }

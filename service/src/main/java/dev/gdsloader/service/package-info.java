@@ -1,14 +1,9 @@
 /**
- * The standalone prefetch service: {@link dev.gdsloader.service.PrefetchServer} runs a
- * {@link dev.gdsloader.loader.GdsLoader} per client session and delivers its batches over TCP (host delivery:
- * the column bytes in the frame) or, on the same host and GPU, as CUDA IPC memory handles of the loader's slot
- * buffers (GPU delivery); {@link dev.gdsloader.service.PrefetchClient} is the blocking client a training loop
- * iterates.
- *
- * <p>The pipeline is a chain of small Netty handlers, each with one job: a
- * {@code LengthFieldBasedFrameDecoder} cuts the byte stream into frames, {@link dev.gdsloader.service.FrameCodec}
- * turns a frame into a JSON header and a payload {@code ByteBuf}, and a session handler acts on it. Every
- * {@code ByteBuf} has one owner at a time and is released once (Netty's reference-counting rules:
- * https://netty.io/wiki/reference-counted-objects.html).
+ * The standalone prefetch service on Arrow Flight: {@link dev.gdsloader.service.PrefetchServer} runs a
+ * {@link dev.gdsloader.loader.GdsLoader} per stream (one epoch of one request) and delivers its batches as Arrow
+ * record batches ({@code DoGet}, host delivery, zero-copy from the loader's slots) or, on the same host and GPU, as
+ * CUDA IPC memory handles of the slot buffers ({@code DoExchange}, GPU delivery, releases coming back);
+ * {@link dev.gdsloader.service.PrefetchClient} is the blocking Java client a training loop iterates, and any Arrow
+ * Flight client (e.g. {@code pyarrow.flight}) can speak the protocol (service/README.md).
  */
 package dev.gdsloader.service;

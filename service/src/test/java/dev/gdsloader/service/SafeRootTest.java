@@ -42,6 +42,14 @@ class SafeRootTest extends ServiceTestBase {
     private String refused(String dataset) throws Exception {
         var e = assertThrows(PrefetchServiceException.class, () -> client(dataset).open().close(), dataset + " was served");
         String m = e.getMessage();
+        if (m.contains("' refused: ")) {
+            assertEquals(org.apache.arrow.flight.FlightStatusCode.UNAUTHORIZED, e.code(), "gRPC PERMISSION_DENIED: " + m);
+        } else if (m.contains("unknown dataset")) {
+            assertEquals(org.apache.arrow.flight.FlightStatusCode.NOT_FOUND, e.code(), m);
+        } else {
+            assertEquals(org.apache.arrow.flight.FlightStatusCode.INVALID_ARGUMENT, e.code(), m);
+        }
+        assertEquals(1, m.lines().count(), "one line: " + m);
         assertFalse(m.contains(outside.toString()) || m.contains(outside.toRealPath().toString()), "names the target: " + m);
         assertFalse(m.contains(root.toString()) || m.contains(root.toRealPath().toString()), "names the root's path: " + m);
         assertFalse(m.contains("SECRET") || m.contains("root:x"), "quotes the outside file: " + m);

@@ -1,0 +1,63 @@
+package dev.gdsloader.service;
+
+import dev.gdsloader.memory.MemoryBudgetException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightRuntimeException;
+
+/**
+ * Maps what went wrong on the server to a Flight status with a one-line message for the client (service/README.md,
+ * "Errors"): INVALID_ARGUMENT (a bad request or option, an unreadable dataset), NOT_FOUND (no such dataset),
+ * PERMISSION_DENIED (Flight's UNAUTHORIZED: a dataset name refused: it escapes the root, or is not a safe relative name), RESOURCE_EXHAUSTED
+ * (a memory budget), UNAVAILABLE (server shutting down), INTERNAL (anything else, e.g. an {@code OutOfMemoryError}).
+ * Every message goes through {@link DatasetRoot#forClients} (no root path, no file bytes). Stateless; thread-safe.
+ */
+final class Errors {
+    private static final Logger LOG = Logger.getLogger(Errors.class.getName());
+    /** Prefix of the UNAVAILABLE message a closing server sends its streams. */
+    static final String SHUTTING_DOWN = "server shutting down";
+
+    private Errors() {
+    }
+
+    /**
+     * @param t what went wrong
+     * @param root the server's root, whose path the message must not reveal
+     * @param what the call, for the server's log (e.g. {@code "DoGet of 'train'"})
+     * @return the status exception to send
+     */
+    static FlightRuntimeException toStatus(Throwable t, DatasetRoot root, String what) {
+        if (t instanceof FlightRuntimeException f) {
+            return f;
+        }
+        String m = root.forClients(String.valueOf(t.getMessage()));
+        CallStatus s;
+        if (t instanceof MemoryBudgetException) {
+            s = CallStatus.RESOURCE_EXHAUSTED;
+        } else if (t instanceof IllegalArgumentException) {
+            if (m.startsWith("unknown dataset '")) {
+                s = CallStatus.NOT_FOUND;
+            } else if (m.startsWith("dataset '") && m.contains("' refused: ")) {
+                s = CallStatus.UNAUTHORIZED;
+            } else {
+                s = CallStatus.INVALID_ARGUMENT;
+            }
+        } else if (t instanceof Error) {
+            LOG.log(Level.SEVERE, "gdsloader: " + what + " failed", t);
+            s = CallStatus.INTERNAL;
+            m = root.forClients(what + " failed: " + t) + "; the server closed this session";
+        } else {
+            LOG.log(Level.WARNING, "gdsloader: " + what + " failed", t);
+            s = CallStatus.INTERNAL;
+            m = root.forClients(what + " failed: " + t);
+        }
+        return s.withDescription(m).toRuntimeException();
+    }
+
+    /** @return the UNAVAILABLE status a stream gets when the server closes under it */
+    static FlightRuntimeException shuttingDown() {
+        return CallStatus.UNAVAILABLE.withDescription(SHUTTING_DOWN + ": reconnect to a server and resume from the last state")
+                .toRuntimeException();
+    }
+}

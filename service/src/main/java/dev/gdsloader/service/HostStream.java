@@ -1,0 +1,274 @@
+package dev.gdsloader.service;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gdsloader.formats.DType;
+import dev.gdsloader.loader.Batch;
+import dev.gdsloader.loader.ColumnView;
+import dev.gdsloader.loader.GdsLoader;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.ForeignAllocation;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Streams one epoch of a session as Arrow record batches ({@code DoGet}, HOST delivery), one per loader batch.
+ *
+ * <p>No copy of the column bytes on the server: each column's host memory in the loader's slot is wrapped as an
+ * {@link ArrowBuf} ({@link BufferAllocator#wrapForeignAllocation}) that holds a reference on the {@link Batch} and on
+ * the session; Flight sends it zero-copy ({@code setUseZeroCopy(true)}: gRPC keeps the Arrow buffers retained until
+ * its Netty buffer is written and freed), and the last release of a column's buffer closes its reference, so the slot
+ * goes back to the loader only when gRPC is done with its bytes. BOOL columns are the exception: Arrow's Bool is
+ * bit-packed, our BOOL one byte per element, so they are packed (one copy). {@code _record} and {@code _padding} are
+ * written into small buffers of the session's allocator.
+ *
+ * <p>Back-pressure: before each batch the stream waits until gRPC's {@code isReady()} (its outbound buffer has
+ * drained below gRPC's threshold; polled, see {@link #awaitReady}) and until a slot is not held by gRPC, so a client that stops reading leaves at most the batches already handed to gRPC on
+ * the server, and those hold loader slots: the loader cannot run further ahead than its ring. Runs on the calling
+ * (Flight executor) thread; not thread-safe.
+ */
+final class HostStream {
+    private final Session session;
+    private final ServerStreamListener listener;
+    private final BooleanSupplier closing;
+    private final Object readyMonitor = new Object();
+    /** Batches whose wrapped memory gRPC still holds: the loader cannot fill more than its slots minus these. */
+    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+
+    HostStream(Session session, ServerStreamListener listener, BooleanSupplier closing) {
+        this.session = session;
+        this.listener = listener;
+        this.closing = closing;
+    }
+
+    /**
+     * Sends the epoch, then completes the stream.
+     *
+     * @throws org.apache.arrow.flight.FlightRuntimeException CANCELLED if the client went away, UNAVAILABLE if the
+     *     server is closing; anything the loader throws
+     */
+    void run() {
+        GdsLoader loader = session.loader();
+        BufferAllocator a = session.arrow();
+        Schema schema = BatchSchema.of(loader.dataset().columns());
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a)) {
+            listener.setUseZeroCopy(true);
+            listener.start(root);
+            VectorLoader vectors = new VectorLoader(root);
+            Iterator<Batch> epoch = loader.iterator();
+            while (true) {
+                awaitReady(listener, closing);
+                awaitFreeSlot(loader.slots());
+                if (!epoch.hasNext()) {
+                    break;
+                }
+                Batch b = epoch.next();
+                ArrowRecordBatch rb;
+                try {
+                    rb = recordBatch(b, a);
+                } finally {
+                    b.close(); // the wrapped buffers hold their own references
+                }
+                try (rb) {
+                    vectors.load(rb);
+                }
+                listener.putNext(metadata(a, b, loader));
+                root.clear(); // what Flight took is retained by its message until written
+            }
+            listener.completed();
+        }
+    }
+
+    /**
+     * Waits until a slot is not held by gRPC, so that the loader's {@code hasNext()} cannot block on a slot only a
+     * client that stopped reading would free; throws if the call or server ends first.
+     */
+    private void awaitFreeSlot(int slots) {
+        while (inFlight.get() >= slots) {
+            checkAlive(listener, closing);
+            synchronized (readyMonitor) {
+                try {
+                    readyMonitor.wait(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw org.apache.arrow.flight.CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException();
+                }
+            }
+        }
+    }
+
+    private static void checkAlive(ServerStreamListener l, BooleanSupplier closing) {
+        if (l.isCancelled()) {
+            throw org.apache.arrow.flight.CallStatus.CANCELLED.withDescription("the client cancelled the stream").toRuntimeException();
+        }
+        if (closing.getAsBoolean()) {
+            throw Errors.shuttingDown();
+        }
+    }
+
+    /**
+     * Waits until gRPC can take another message without buffering it; throws if the call or server ends first. Polls
+     * (20 us, doubling to 1 ms): gRPC runs a call's callbacks one at a time on its executor, and this stream runs inside
+     * one of them, so an onReady handler could not run until the stream ended.
+     */
+    static void awaitReady(ServerStreamListener l, BooleanSupplier closing) {
+        long pause = 20_000;
+        while (true) {
+            checkAlive(l, closing);
+            if (l.isReady()) {
+                return;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(pause);
+            if (Thread.interrupted()) {
+                throw org.apache.arrow.flight.CallStatus.CANCELLED.withDescription("interrupted").toRuntimeException();
+            }
+            pause = Math.min(pause * 2, 1_000_000);
+        }
+    }
+
+    /** @return the batch's app_metadata: {@code {"epoch", "index", "padding", "state"}} */
+    private static ArrowBuf metadata(BufferAllocator a, Batch b, GdsLoader loader) {
+        ObjectNode n = Protocol.JSON.createObjectNode();
+        n.put("epoch", b.epoch());
+        n.put("index", b.index());
+        n.put("padding", b.paddingCount());
+        n.set("state", json(loader.state().toJson()));
+        return utf8(a, n.toString());
+    }
+
+    static com.fasterxml.jackson.databind.JsonNode json(String s) {
+        try {
+            return Protocol.JSON.readTree(s);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("did not read back as JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** @return a buffer of {@code a} holding {@code s} as UTF-8; owned by the caller (Flight, once sent) */
+    static ArrowBuf utf8(BufferAllocator a, String s) {
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        ArrowBuf buf = a.buffer(bytes.length);
+        buf.setBytes(0, bytes);
+        buf.writerIndex(bytes.length);
+        return buf;
+    }
+
+    /** The batch as an Arrow record batch over its own memory (see the class comment); the caller closes it. */
+    private ArrowRecordBatch recordBatch(Batch b, BufferAllocator a) {
+        int rows = b.records();
+        List<ArrowFieldNode> nodes = new ArrayList<>();
+        List<ArrowBuf> buffers = new ArrayList<>();
+        List<ArrowBuf> owned = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger wrapped = new java.util.concurrent.atomic.AtomicInteger(1);
+        inFlight.incrementAndGet();
+        try {
+            for (ColumnView c : b.columns()) {
+                long[] shape = c.shape();
+                long n = BatchSchema.elements(java.util.Arrays.copyOfRange(shape, 1, shape.length));
+                ArrowBuf data = c.dtype() == DType.BOOL ? packBits(a, c.hostSegment(), Math.multiplyExact(rows, n))
+                        : wrap(a, b, c.hostSegment(), wrapped);
+                owned.add(data);
+                nodes.add(new ArrowFieldNode(rows, 0));
+                buffers.add(a.getEmpty()); // validity: absent, no nulls
+                if (n != 1) {
+                    nodes.add(new ArrowFieldNode(Math.multiplyExact(rows, n), 0));
+                    buffers.add(a.getEmpty());
+                }
+                buffers.add(data);
+            }
+            ArrowBuf records = a.buffer((long) rows * Long.BYTES);
+            owned.add(records);
+            for (int i = 0; i < rows; i++) {
+                records.setLong((long) i * Long.BYTES, b.recordIndex(i));
+            }
+            records.writerIndex((long) rows * Long.BYTES);
+            nodes.add(new ArrowFieldNode(rows, 0));
+            buffers.add(a.getEmpty());
+            buffers.add(records);
+            long padBytes = (rows + 7) / 8;
+            ArrowBuf padding = a.buffer(padBytes);
+            owned.add(padding);
+            padding.setZero(0, padding.capacity());
+            for (int i = 0; i < rows; i++) {
+                if (b.isPadding(i)) {
+                    padding.setByte(i >>> 3, padding.getByte(i >>> 3) | (1 << (i & 7)));
+                }
+            }
+            padding.writerIndex(padBytes);
+            nodes.add(new ArrowFieldNode(rows, 0));
+            buffers.add(a.getEmpty());
+            buffers.add(padding);
+            return new ArrowRecordBatch(rows, nodes, buffers); // retains each buffer
+        } finally {
+            for (ArrowBuf o : owned) {
+                o.close();
+            }
+            unwrapped(wrapped); // this method's own count: the batch is in flight while gRPC holds a wrapped column
+        }
+    }
+
+    /** Drops one count of a batch's wrapped columns; the last makes the batch no longer in flight. */
+    private void unwrapped(java.util.concurrent.atomic.AtomicInteger wrapped) {
+        if (wrapped.decrementAndGet() == 0) {
+            inFlight.decrementAndGet();
+            synchronized (readyMonitor) {
+                readyMonitor.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Wraps a column's host memory without copying it: the buffer holds a reference on the batch and a hold on the
+     * session, both dropped when Arrow's last reference to it is released (by Flight after gRPC wrote it).
+     */
+    private ArrowBuf wrap(BufferAllocator a, Batch b, MemorySegment segment, java.util.concurrent.atomic.AtomicInteger wrapped) {
+        b.retain();
+        session.hold();
+        wrapped.incrementAndGet();
+        try {
+            ArrowBuf buf = a.wrapForeignAllocation(new ForeignAllocation(segment.byteSize(), segment.address()) {
+                @Override
+                protected void release0() {
+                    try {
+                        b.close();
+                    } finally {
+                        unwrapped(wrapped);
+                        session.unhold();
+                    }
+                }
+            });
+            buf.writerIndex(segment.byteSize());
+            return buf;
+        } catch (RuntimeException | Error e) {
+            b.close();
+            unwrapped(wrapped);
+            session.unhold();
+            throw e;
+        }
+    }
+
+    /** BOOL (one byte per element, nonzero = true) packed into Arrow's bitmap: the one copy of this stream. */
+    private static ArrowBuf packBits(BufferAllocator a, MemorySegment bytes, long elements) {
+        long out = (elements + 7) / 8;
+        ArrowBuf bits = a.buffer(Math.max(1, out));
+        bits.setZero(0, bits.capacity());
+        for (long i = 0; i < elements; i++) {
+            if (bytes.get(ValueLayout.JAVA_BYTE, i) != 0) {
+                bits.setByte(i >>> 3, bits.getByte(i >>> 3) | (1 << (i & 7)));
+            }
+        }
+        bits.writerIndex(out);
+        return bits;
+    }
+}

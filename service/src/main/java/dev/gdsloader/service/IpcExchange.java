@@ -1,0 +1,274 @@
+package dev.gdsloader.service;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaEvent;
+import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.loader.Batch;
+import dev.gdsloader.loader.ColumnView;
+import dev.gdsloader.loader.GdsLoader;
+import java.nio.charset.StandardCharsets;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * Streams one epoch of a session as CUDA IPC handles ({@code DoExchange}, CUDA_IPC delivery): per batch a record batch
+ * of {@code _record} and {@code _padding} only, whose app_metadata names each column's IPC handle, offset and length
+ * in the slot's device buffer (service/README.md). The client sends {@code {"release": ID}} once its stream is done
+ * with a batch; a reader thread closes that batch, so the loader refills its slot. At most the ring's slots are lent
+ * at once: the stream waits for a release before taking another batch.
+ *
+ * <p>Readiness on the device, stream-ordered: per batch the server's stream waits for the loader's ready event and
+ * records an interprocess event ({@link CudaIpc.EventPool}, one per slot) whose handle goes out as {@code "event"}; the
+ * client waits on it. Where the driver refuses interprocess events the server synchronizes the ready event before
+ * sending and sends {@code "event": null} (the batch is complete on the device when the client gets it).
+ * After the epoch's last batch the server completes its side of the stream, then keeps reading releases until the
+ * client completes its side (or goes away); only then is the loader freed, since the client maps its buffers until
+ * it has released them. Runs on the calling thread plus one reader thread; not thread-safe otherwise.
+ */
+final class IpcExchange {
+    private static final Logger LOG = Logger.getLogger(IpcExchange.class.getName());
+
+    private final Session session;
+    private final FlightStream reader;
+    private final ServerStreamListener writer;
+    private final BooleanSupplier closing;
+    private final Object monitor = new Object();
+    /** Batches lent to the client by id; guarded by {@link #monitor}. */
+    private final Map<Long, Batch> lent = new LinkedHashMap<>();
+    private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
+    /** Interprocess events of lent batches, by id; guarded by {@link #monitor}. */
+    private final Map<Long, CudaIpc.EventPool.Event> lentEvents = new LinkedHashMap<>();
+    /** Null where the driver refuses interprocess events: then each batch is synchronized before it is sent. */
+    private CudaIpc.EventPool events;
+    private volatile Throwable readerFailure;
+    private volatile boolean readerDone;
+    /** Set when {@link #run()} has ended: the reader thread then ignores what it reads. */
+    private volatile boolean finished;
+
+    IpcExchange(Session session, FlightStream reader, ServerStreamListener writer, BooleanSupplier closing) {
+        this.session = session;
+        this.reader = reader;
+        this.writer = writer;
+        this.closing = closing;
+    }
+
+    /**
+     * Sends the epoch, completes the stream, waits for the client's last releases; closes every batch on every path.
+     *
+     * @throws InterruptedException if interrupted waiting for a slot or the last releases
+     */
+    void run() throws InterruptedException {
+        GdsLoader loader = session.loader();
+        BufferAllocator a = session.arrow();
+        int device = loader.options().device();
+        CudaDevice.makeCurrent(device);
+        try {
+            events = CudaIpc.EventPool.create(loader.slots());
+        } catch (RuntimeException e) {
+            LOG.log(Level.INFO, "gdsloader: session " + session.id() + ": no interprocess CUDA events (" + e.getMessage()
+                    + "); each batch is synchronized before it is sent, \"event\": null");
+            events = null;
+        }
+        Thread.ofPlatform().daemon().name("gdsloader-ipc-releases-" + session.id()).start(this::readReleases);
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(BatchSchema.ipc(), a)) {
+            writer.start(root);
+            BigIntVector records = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
+            BitVector padding = (BitVector) root.getVector(Protocol.PADDING_COLUMN);
+            Iterator<Batch> epoch = loader.iterator();
+            long nextId = 0;
+            while (true) {
+                awaitSlot(loader.slots());
+                HostStream.awaitReady(writer, closing);
+                if (!epoch.hasNext()) {
+                    break;
+                }
+                Batch b = epoch.next();
+                long id = nextId++;
+                ObjectNode meta;
+                CudaIpc.EventPool.Event event = null;
+                try {
+                    CudaEvent ready = b.readyEvent().orElse(null);
+                    if (ready != null && events != null) {
+                        event = events.record(ready); // stream-ordered: the client's stream waits on it
+                    } else if (ready != null) {
+                        ready.synchronize(); // the batch is complete on the device when the client gets it
+                    }
+                    meta = metadata(b, id, loader, device, event);
+                    int rows = b.records();
+                    records.allocateNew(rows);
+                    padding.allocateNew(rows);
+                    for (int i = 0; i < rows; i++) {
+                        records.set(i, b.recordIndex(i));
+                        padding.set(i, b.isPadding(i) ? 1 : 0);
+                    }
+                    root.setRowCount(rows);
+                } catch (RuntimeException | Error e) {
+                    if (event != null) {
+                        events.giveBack(event);
+                    }
+                    b.close();
+                    throw e;
+                }
+                synchronized (monitor) {
+                    lent.put(id, b);
+                    if (event != null) {
+                        lentEvents.put(id, event);
+                    }
+                }
+                writer.putNext(HostStream.utf8(a, meta.toString()));
+                root.clear();
+            }
+            writer.completed();
+            awaitReleasesOrClientDone();
+        } finally {
+            // the reader thread ends when the call does (Flight completes the server's reader then; a server-side
+            // reader cannot be cancelled); a release it reads after this finds nothing lent and is ignored
+            finished = true;
+            synchronized (monitor) {
+                for (Batch b : lent.values()) {
+                    b.close();
+                }
+                lent.clear();
+                lentEvents.clear();
+            }
+            handles.clear();
+            if (events != null) {
+                events.close(); // waits for its stream: no record is pending when the events go
+            }
+        }
+    }
+
+    private ObjectNode metadata(Batch b, long id, GdsLoader loader, int device, CudaIpc.EventPool.Event event) {
+        ObjectNode n = Protocol.JSON.createObjectNode();
+        n.put("id", id);
+        n.put("epoch", b.epoch());
+        n.put("index", b.index());
+        n.put("padding", b.paddingCount());
+        n.set("state", HostStream.json(loader.state().toJson()));
+        ArrayNode cols = n.putArray("columns");
+        for (ColumnView c : b.columns()) {
+            DeviceBuffer buf = c.deviceBuffer().orElseThrow(() -> new IllegalStateException(
+                    "column '" + c.name() + "' of " + b.describe() + " is not in a device buffer"));
+            ObjectNode col = cols.addObject();
+            col.put("name", c.name());
+            col.put("dtype", c.dtype().name());
+            ArrayNode shape = col.putArray("shape");
+            for (long d : c.shape()) {
+                shape.add(d);
+            }
+            col.put("bytes", c.bytes());
+            col.put("offset", c.deviceOffset());
+            col.put("ipcHandle", handles.computeIfAbsent(buf, CudaIpc::handleOf));
+            col.put("device", buf.device());
+        }
+        if (event == null) {
+            n.putNull("event");
+        } else {
+            n.put("event", event.handle());
+        }
+        return n;
+    }
+
+    private void wake() {
+        synchronized (monitor) {
+            monitor.notifyAll();
+        }
+    }
+
+    /** Waits until fewer than {@code slots} batches are lent; throws if the client went away or the server closes. */
+    private void awaitSlot(int slots) throws InterruptedException {
+        synchronized (monitor) {
+            while (lent.size() >= slots) {
+                checkAlive();
+                monitor.wait(50);
+            }
+        }
+    }
+
+    private void awaitReleasesOrClientDone() throws InterruptedException {
+        synchronized (monitor) {
+            while (!lent.isEmpty() && !readerDone && !closing.getAsBoolean() && !writer.isCancelled()) {
+                monitor.wait(50);
+            }
+        }
+    }
+
+    private void checkAlive() {
+        if (writer.isCancelled()) {
+            throw CallStatus.CANCELLED.withDescription("the client cancelled the exchange").toRuntimeException();
+        }
+        if (closing.getAsBoolean()) {
+            throw Errors.shuttingDown();
+        }
+        Throwable t = readerFailure;
+        if (t != null) {
+            throw CallStatus.INVALID_ARGUMENT.withDescription(String.valueOf(t.getMessage())).toRuntimeException();
+        }
+        if (readerDone) {
+            throw CallStatus.CANCELLED.withDescription("the client ended its side of the exchange with batches lent")
+                    .toRuntimeException();
+        }
+    }
+
+    /** The reader thread: each client message {@code {"release": ID}} closes that lent batch. */
+    private void readReleases() {
+        try {
+            while (reader.next()) {
+                ArrowBuf m = reader.getLatestMetadata();
+                if (m == null) {
+                    continue;
+                }
+                byte[] bytes = new byte[(int) m.readableBytes()];
+                m.getBytes(m.readerIndex(), bytes);
+                JsonNode n = Protocol.JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
+                JsonNode id = n == null ? null : n.get("release");
+                if (id == null || !id.isIntegralNumber() || n.size() != 1) {
+                    throw new IllegalArgumentException("client message must be {\"release\": BATCH_ID}, got "
+                            + new String(bytes, StandardCharsets.UTF_8));
+                }
+                Batch b;
+                CudaIpc.EventPool.Event event;
+                synchronized (monitor) {
+                    b = lent.remove(id.longValue());
+                    event = lentEvents.remove(id.longValue());
+                    monitor.notifyAll();
+                }
+                if (event != null) {
+                    events.giveBack(event);
+                }
+                if (b == null && finished) {
+                    continue; // the exchange ended: its batches were closed
+                }
+                if (b == null) {
+                    throw new IllegalArgumentException("release of batch id " + id + ", which this exchange has not lent "
+                            + "(or was released already)");
+                }
+                b.close();
+            }
+        } catch (Throwable t) {
+            if (!writer.isCancelled() && !closing.getAsBoolean()) {
+                LOG.log(Level.FINE, "gdsloader: session " + session.id() + ": reading releases failed", t);
+                readerFailure = t;
+            }
+        } finally {
+            readerDone = true;
+            wake();
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package dev.gdsloader.service;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gdsloader.loader.GdsLoader;
+import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.memory.NativeAllocator;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.ActionType;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.Criteria;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightProducer;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.Result;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The Flight RPCs of a {@link PrefetchServer} (service/README.md): ListFlights, GetFlightInfo, DoGet (HOST delivery,
+ * {@link HostStream}) and DoExchange (CUDA_IPC delivery, {@link IpcExchange}); DoPut and actions are refused. Each
+ * stream opens a {@link Session}; failures become Flight statuses through {@link Errors}. Thread-safe.
+ */
+final class PrefetchProducer implements FlightProducer {
+    private static final Logger LOG = Logger.getLogger(PrefetchProducer.class.getName());
+
+    private final DatasetRoot root;
+    private final NativeAllocator memory;
+    private final BufferAllocator arrow;
+    private final Executor cleanup;
+    private final Set<Session> sessions;
+    private final BooleanSupplier closing;
+    private final Supplier<Location> self;
+    private final AtomicLong ids = new AtomicLong();
+
+    PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
+                     BooleanSupplier closing, Supplier<Location> self) {
+        this.root = root;
+        this.memory = memory;
+        this.arrow = arrow;
+        this.cleanup = cleanup;
+        this.sessions = sessions;
+        this.closing = closing;
+        this.self = self;
+    }
+
+    private Session open(Request r) throws IOException {
+        if (closing.getAsBoolean()) {
+            throw Errors.shuttingDown();
+        }
+        Session s;
+        try {
+            s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
+        } catch (IllegalStateException e) {
+            // the loader's "not possible here" (a path this machine cannot take): the request's fault, not the server's
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        sessions.add(s);
+        return s;
+    }
+
+    @Override
+    public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
+        Session s = null;
+        String what = "DoGet";
+        try {
+            Request r = Request.parse(ticket.getBytes());
+            what = "DoGet of '" + r.dataset() + "'";
+            if (r.delivery() != Delivery.HOST) {
+                throw new IllegalArgumentException("DoGet streams HOST delivery; delivery " + r.delivery() + " is a DoExchange");
+            }
+            s = open(r);
+            new HostStream(s, listener, closing).run();
+        } catch (Throwable t) {
+            fail(listener, t, what);
+        } finally {
+            if (s != null) {
+                s.unhold();
+            }
+        }
+    }
+
+    @Override
+    public void doExchange(CallContext context, FlightStream reader, ServerStreamListener writer) {
+        Session s = null;
+        String what = "DoExchange";
+        try {
+            FlightDescriptor d = reader.getDescriptor();
+            if (d == null || !d.isCommand()) {
+                throw new IllegalArgumentException("DoExchange needs a command descriptor holding the request");
+            }
+            Request r = Request.parse(d.getCommand());
+            what = "DoExchange of '" + r.dataset() + "'";
+            if (r.delivery() != Delivery.CUDA_IPC) {
+                throw new IllegalArgumentException("DoExchange streams CUDA_IPC delivery; delivery " + r.delivery() + " is a DoGet");
+            }
+            s = open(r);
+            new IpcExchange(s, reader, writer, closing).run();
+        } catch (Throwable t) {
+            fail(writer, t, what);
+        } finally {
+            if (s != null) {
+                s.unhold();
+            }
+        }
+    }
+
+    private void fail(ServerStreamListener listener, Throwable t, String what) {
+        FlightRuntimeException e = Errors.toStatus(t, root, what);
+        if (listener.isCancelled()) {
+            LOG.log(Level.FINE, "gdsloader: " + what + " ended: the client cancelled", t);
+            return;
+        }
+        try {
+            listener.error(e);
+        } catch (RuntimeException again) {
+            LOG.log(Level.FINE, "gdsloader: " + what + ": could not send the error " + e.getMessage(), again);
+        }
+        if (t instanceof Error err && !(t instanceof OutOfMemoryError)) {
+            throw err;
+        }
+    }
+
+    @Override
+    public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
+        String what = "GetFlightInfo";
+        try {
+            if (!descriptor.isCommand()) {
+                throw new IllegalArgumentException("GetFlightInfo needs a command descriptor holding the request (ListFlights gives "
+                        + "the dataset names)");
+            }
+            Request r = Request.parse(descriptor.getCommand());
+            what = "GetFlightInfo of '" + r.dataset() + "'";
+            // the session's own checks and budget, its loader built and closed at once
+            Session s = open(r);
+            try {
+                GdsLoader l = s.loader();
+                long rankRecords = l.sampler().recordsOf(l.options().sampler().rank());
+                long records = l.options().sampler().dropLast() ? (long) l.batchesPerEpoch() * l.options().batchSize() : rankRecords;
+                ObjectNode meta = Protocol.JSON.createObjectNode();
+                meta.put("pathTaken", l.pathTaken().name());
+                meta.put("pathReason", root.forClients(l.pathReason()));
+                meta.put("batchesPerEpoch", l.batchesPerEpoch());
+                meta.put("slots", l.slots());
+                FlightEndpoint endpoint = new FlightEndpoint(new Ticket(r.toBytes()), self.get());
+                Schema schema = r.delivery() == Delivery.HOST ? BatchSchema.of(l.dataset().columns()) : BatchSchema.ipc();
+                return FlightInfo.builder(schema, descriptor, List.of(endpoint))
+                        .setRecords(records).setBytes(-1).setAppMetadata(meta.toString().getBytes(StandardCharsets.UTF_8)).build();
+            } finally {
+                s.unhold();
+            }
+        } catch (Throwable t) {
+            throw Errors.toStatus(t, root, what);
+        }
+    }
+
+    @Override
+    public void listFlights(CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
+        try {
+            List<String> names = new ArrayList<>();
+            try (DirectoryStream<Path> dir = Files.newDirectoryStream(root.path())) {
+                for (Path p : dir) {
+                    names.add(p.getFileName().toString());
+                }
+            }
+            names.sort(null);
+            for (String name : names) {
+                Dataset ds;
+                try {
+                    Path p = root.resolve(name);
+                    if (!Files.isDirectory(p)) {
+                        continue;
+                    }
+                    ds = Dataset.open(p);
+                    root.requireInside(ds, name);
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.FINE, "gdsloader: ListFlights skips '" + name + "'", e);
+                    continue; // not a dataset, or refused: not listed
+                }
+                listener.onNext(FlightInfo.builder(BatchSchema.of(ds.columns()), FlightDescriptor.path(name), List.of())
+                        .setRecords(ds.recordCount()).setBytes(ds.dataBytes()).build());
+            }
+            listener.onCompleted();
+        } catch (Throwable t) {
+            listener.onError(Errors.toStatus(t, root, "ListFlights"));
+        }
+    }
+
+    @Override
+    public Runnable acceptPut(CallContext context, FlightStream flightStream, StreamListener<PutResult> ackStream) {
+        return () -> ackStream.onError(CallStatus.UNIMPLEMENTED.withDescription("DoPut: the prefetch service is read-only")
+                .toRuntimeException());
+    }
+
+    @Override
+    public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
+        listener.onError(CallStatus.UNIMPLEMENTED.withDescription("action '" + action.getType() + "': the prefetch service has none")
+                .toRuntimeException());
+    }
+
+    @Override
+    public void listActions(CallContext context, StreamListener<ActionType> listener) {
+        listener.onCompleted();
+    }
+}
