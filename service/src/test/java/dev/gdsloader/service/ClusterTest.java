@@ -304,6 +304,12 @@ class ClusterTest {
                     assertNotEquals(0, got.get(r).size());
                 }
             }
+            // a client opening now is told, by whichever server it asks, which part cannot be reached
+            PrefetchServiceException e = assertThrows(PrefetchServiceException.class,
+                    () -> client(cluster.get(2), 0, Partition.EXACT_ONCE).open().close());
+            assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
+            assertTrue(e.getMessage().contains("part 1 of 3 at grpc+tcp://127.0.0.1:" + dead.port() + " (cluster member '127.0.0.1:"
+                    + dead.port() + "') is unreachable"), e.getMessage());
             // ranks 0 and 1 got exactly their whole share: the same as a run with every server alive
             List<List<long[]>> alive = readEpochs(startCluster("alive"), 1, Partition.EXACT_ONCE);
             for (int r = 0; r < 2; r++) {
