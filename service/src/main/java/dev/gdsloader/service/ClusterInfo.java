@@ -122,7 +122,7 @@ final class ClusterInfo {
                 FlightStatusCode code = e.status().code();
                 if (code == FlightStatusCode.UNAVAILABLE || code == FlightStatusCode.TIMED_OUT) {
                     throw CallStatus.UNAVAILABLE.withDescription(where + " (cluster member '" + cluster.members().get(j)
-                            + "') is unreachable: " + e.getMessage()).toRuntimeException();
+                            + "') is unreachable: " + PrefetchClient.withCause(e)).toRuntimeException();
                 }
                 throw e.status().withDescription(where + ": " + e.getMessage()).toRuntimeException();
             } finally {

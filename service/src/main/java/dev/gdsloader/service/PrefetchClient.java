@@ -250,7 +250,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         LOG.log(Level.INFO, "gdsloader: stream from " + t.describe() + " broke (" + e.getMessage()
                                 + "); reconnecting and resuming after " + (last == null ? "the start" : last.toJson()));
                     } else if (now > reconnectDeadline) {
-                        throw new PrefetchServiceException(t.describe() + ": " + e.getMessage()
+                        throw new PrefetchServiceException(t.describe() + ": " + withCause(e)
                                 + " (reconnecting for " + reconnectMillis + " ms did not help)", e, e.status().code());
                     }
                     sleep(200);
@@ -336,6 +336,16 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         } finally {
             f.cancel(false);
         }
+    }
+
+    /** @return the status message, with the transport's own reason when gRPC says only "io exception" */
+    static String withCause(FlightRuntimeException e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        String why = c == e ? null : c.getMessage();
+        return why == null || why.isBlank() || e.getMessage().contains(why) ? e.getMessage() : e.getMessage() + ": " + why;
     }
 
     private static boolean retryable(FlightStatusCode c) {

@@ -65,22 +65,36 @@ class ClusterTest {
 
     /** Starts the three servers of a cluster on free loopback ports, server j over root {@code run/part-j}. */
     private List<PrefetchServer> startCluster(String run) throws Exception {
+        int[] ports = freePorts();
+        List<PrefetchServer> started = new ArrayList<>();
+        for (int j = 0; j < PARTS.length; j++) {
+            Path root = writePart(run, j);
+            PrefetchServer s = PrefetchServer.builder(root).port(ports[j]).cluster(Cluster.parse(members(ports), j)).start();
+            servers.add(s);
+            started.add(s);
+        }
+        return started;
+    }
+
+    private static int[] freePorts() throws java.io.IOException {
         int[] ports = new int[PARTS.length];
         for (int j = 0; j < PARTS.length; j++) {
             try (ServerSocket s = new ServerSocket(0)) {
                 ports[j] = s.getLocalPort();
             }
         }
-        String members = String.join(",", Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList());
-        List<PrefetchServer> started = new ArrayList<>();
-        for (int j = 0; j < PARTS.length; j++) {
-            Path root = dir.resolve(run).resolve("part-" + j);
-            assertEquals(partRecords(j), ServiceShards.writeFrom(root.resolve("train"), FIRST[j], PARTS[j]));
-            PrefetchServer s = PrefetchServer.builder(root).port(ports[j]).cluster(Cluster.parse(members, j)).start();
-            servers.add(s);
-            started.add(s);
-        }
-        return started;
+        return ports;
+    }
+
+    private static String members(int[] ports) {
+        return String.join(",", Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList());
+    }
+
+    /** Writes part j's real shards under {@code run/part-j/train}; @return the part's server root */
+    private Path writePart(String run, int j) throws java.io.IOException {
+        Path root = dir.resolve(run).resolve("part-" + j);
+        assertEquals(partRecords(j), ServiceShards.writeFrom(root.resolve("train"), FIRST[j], PARTS[j]));
+        return root;
     }
 
     private static long partRecords(int j) {
@@ -95,7 +109,11 @@ class ClusterTest {
     }
 
     private static PrefetchClient.Builder client(PrefetchServer asked, int rank, Partition partition) {
-        return PrefetchClient.builder("127.0.0.1", asked.port()).dataset("train").batchSize(8).path(ReadPath.HOST)
+        return client(asked.port(), rank, partition);
+    }
+
+    private static PrefetchClient.Builder client(int port, int rank, Partition partition) {
+        return PrefetchClient.builder("127.0.0.1", port).dataset("train").batchSize(8).path(ReadPath.HOST)
                 .shuffle(Shuffle.GLOBAL, 7).ranks(rank, WORLD, partition).prefetchDepth(2)
                 .timeout(Duration.ofSeconds(30)).reconnectTimeout(Duration.ofSeconds(2));
     }
@@ -247,12 +265,58 @@ class ClusterTest {
     }
 
     @Test
-    void aDeadServerIsReportedToTheRanksThatStillNeedItsPartAndTheOthersFinish() throws Exception {
+    void aClosedServerIsReportedToTheRanksThatStillNeedItsPartAndTheOthersFinish() throws Exception {
         List<PrefetchServer> cluster = startCluster("death");
+        deadPartOne(cluster.stream().mapToInt(PrefetchServer::port).toArray(), () -> cluster.get(1).close());
+    }
+
+    @Test
+    void aServerKilledWithSigkillIsReportedToTheRanksThatStillNeedItsPartAndTheOthersFinish() throws Exception {
+        int[] ports = freePorts();
+        List<Process> children = new ArrayList<>();
+        try {
+            for (int j = 0; j < PARTS.length; j++) {
+                Path root = writePart("kill", j);
+                Path err = dir.resolve("server-" + j + ".err");
+                Process p = ChildJvm.command(ServerChild.class, List.of(), root.toString(), Integer.toString(ports[j]),
+                        members(ports), Integer.toString(j)).redirectError(err.toFile()).start();
+                children.add(p);
+            }
+            for (int j = 0; j < PARTS.length; j++) {
+                String first = new java.io.BufferedReader(new java.io.InputStreamReader(children.get(j).getInputStream(),
+                        StandardCharsets.UTF_8)).readLine();
+                assertEquals("port " + ports[j], first, java.nio.file.Files.readString(dir.resolve("server-" + j + ".err")));
+            }
+            Process one = children.get(1);
+            deadPartOne(ports, () -> {
+                one.destroyForcibly(); // SIGKILL
+                try {
+                    assertTrue(one.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        } finally {
+            for (Process p : children) {
+                p.getOutputStream().close(); // end of input: it closes its server and exits
+                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    /**
+     * Ranks 0 and 1 read into part 2, ranks 2 and 3 one batch of part 0; {@code kill} ends part 1's server; then ranks
+     * 0 and 1 finish their epoch (equal to a run with every server alive), ranks 2 and 3 get an error naming part 1's
+     * server and records, and a new client is told which member is unreachable.
+     */
+    private void deadPartOne(int[] ports, Runnable kill) throws Exception {
         List<PrefetchClient> clients = new ArrayList<>();
+        int deadPort = ports[1];
         try {
             for (int r = 0; r < WORLD; r++) {
-                clients.add(client(cluster.get(0), r, Partition.EXACT_ONCE).open());
+                clients.add(client(ports[0], r, Partition.EXACT_ONCE).open());
             }
             List<List<Long>> got = new ArrayList<>();
             List<Iterator<RemoteBatch>> its = new ArrayList<>();
@@ -274,8 +338,7 @@ class ClusterTest {
                     }
                 }
             }
-            PrefetchServer dead = cluster.get(1);
-            dead.close(); // part 1's server goes away mid-epoch
+            kill.run(); // part 1's server goes away mid-epoch
             for (int r = 0; r < WORLD; r++) {
                 final int rank = r;
                 if (r < 2) {
@@ -298,18 +361,19 @@ class ClusterTest {
                         }
                     });
                     assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
-                    assertTrue(e.getMessage().startsWith("prefetch server 127.0.0.1:" + dead.port()
-                            + " (part 1 of 3 (records [40, 71) at grpc+tcp://127.0.0.1:" + dead.port() + ")): "), e.getMessage());
+                    assertTrue(e.getMessage().startsWith("prefetch server 127.0.0.1:" + deadPort
+                            + " (part 1 of 3 (records [40, 71) at grpc+tcp://127.0.0.1:" + deadPort + ")): "), e.getMessage());
+                    assertTrue(e.getMessage().endsWith("(reconnecting for 2000 ms did not help)"), e.getMessage());
                     assertTrue(got.get(r).stream().allMatch(i -> part(i) == 0), "rank " + r + " read only part 0 first");
                     assertNotEquals(0, got.get(r).size());
                 }
             }
             // a client opening now is told, by whichever server it asks, which part cannot be reached
             PrefetchServiceException e = assertThrows(PrefetchServiceException.class,
-                    () -> client(cluster.get(2), 0, Partition.EXACT_ONCE).open().close());
+                    () -> client(ports[2], 0, Partition.EXACT_ONCE).open().close());
             assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
-            assertTrue(e.getMessage().contains("part 1 of 3 at grpc+tcp://127.0.0.1:" + dead.port() + " (cluster member '127.0.0.1:"
-                    + dead.port() + "') is unreachable"), e.getMessage());
+            assertTrue(e.getMessage().contains("part 1 of 3 at grpc+tcp://127.0.0.1:" + deadPort + " (cluster member '127.0.0.1:"
+                    + deadPort + "') is unreachable"), e.getMessage());
             // ranks 0 and 1 got exactly their whole share: the same as a run with every server alive
             List<List<long[]>> alive = readEpochs(startCluster("alive"), 1, Partition.EXACT_ONCE);
             for (int r = 0; r < 2; r++) {
