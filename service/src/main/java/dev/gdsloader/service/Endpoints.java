@@ -5,13 +5,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.Location;
-import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * The endpoints a {@link PrefetchClient} reads, in order, each epoch: one for a single server, one per part (with
@@ -45,22 +45,23 @@ final class Endpoints implements AutoCloseable {
     }
 
     private final List<Target> targets;
-    private final BufferAllocator allocator;
+    private final Function<Location, FlightClient> connect;
     private final Map<URI, FlightClient> clients = new HashMap<>();
 
-    private Endpoints(List<Target> targets, BufferAllocator allocator) {
+    private Endpoints(List<Target> targets, Function<Location, FlightClient> connect) {
         this.targets = List.copyOf(targets);
-        this.allocator = allocator;
+        this.connect = connect;
     }
 
     /**
      * @param info the server's answer to the client's GetFlightInfo
      * @param asked the server asked (a single server's endpoint is read from it, whatever address it names itself by)
-     * @param allocator the client's allocator, for the Flight clients made here (owned by the caller)
+     * @param connect makes a new Flight client of a location (with the client's TLS and credentials, if any); the
+     *     clients it returns are owned here
      * @return the endpoints, in the order of the answer
      * @throws IllegalArgumentException if an endpoint's ticket is not a request, or a part's endpoint has no location
      */
-    static Endpoints of(FlightInfo info, Location asked, BufferAllocator allocator) {
+    static Endpoints of(FlightInfo info, Location asked, Function<Location, FlightClient> connect) {
         List<Target> ts = new ArrayList<>();
         for (FlightEndpoint e : info.getEndpoints()) {
             Part p = Part.Ticket.parse(e.getTicket().getBytes()).part();
@@ -72,7 +73,7 @@ final class Endpoints implements AutoCloseable {
                 ts.add(new Target(p, e.getLocations().get(0)));
             }
         }
-        return new Endpoints(ts, allocator);
+        return new Endpoints(ts, connect);
     }
 
     /** @return the endpoints in reading order */
@@ -90,7 +91,7 @@ final class Endpoints implements AutoCloseable {
      * @return the Flight client of its location (made at the first call)
      */
     FlightClient client(Target t) {
-        return clients.computeIfAbsent(t.location().getUri(), u -> FlightClient.builder(allocator, t.location()).build());
+        return clients.computeIfAbsent(t.location().getUri(), u -> connect.apply(t.location()));
     }
 
     /**

@@ -356,6 +356,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         return new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage(), e, e.status().code());
     }
 
+    /** @return a new Flight client of {@code at}, a server of this client's endpoints (owned by {@link #endpoints}) */
+    private FlightClient connectTo(Location at) {
+        return FlightClient.builder(allocator, at).build();
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
@@ -551,7 +556,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
             byte[] m = fi.getAppMetadata();
             info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
-            endpoints = Endpoints.of(fi, location, allocator);
+            endpoints = Endpoints.of(fi, location, this::connectTo);
         } catch (FlightRuntimeException e) {
             throw failure(e);
         } catch (java.io.IOException e) {
