@@ -390,6 +390,14 @@ class ClusterTest {
         assertThrows(IllegalArgumentException.class, () -> Cluster.parse("127.0.0.1:1,127.0.0.1:1", 0));
         assertThrows(IllegalArgumentException.class, () -> Cluster.parse("127.0.0.1:1,127.0.0.1:2", 2));
         assertThrows(IllegalArgumentException.class, () -> Cluster.parse("127.0.0.1", 0));
+        Path file = dir.resolve("cluster.txt");
+        java.nio.file.Files.writeString(file, "# part order\nnode0:8815\n\n  node1:8815  \n[::1]:9000\n");
+        Cluster fromFile = Cluster.read(file, 2);
+        assertEquals(Cluster.parse("node0:8815, node1:8815,[::1]:9000", 2), fromFile);
+        assertEquals("grpc+tcp://[::1]:9000", fromFile.location(2).getUri().toString());
+        java.nio.file.Files.writeString(file, "node0:8815\nnode1\n");
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Cluster.read(file, 0));
+        assertEquals(file + ": cluster member 'node1' is not host:port", bad.getMessage());
         try (RootAllocator a = new RootAllocator();
              FlightClient f = FlightClient.builder(a, cluster.get(2).location()).build()) {
             Request req = new Request("train", options(0), Delivery.HOST, 0, null);
