@@ -190,7 +190,7 @@ final class HostStream {
             ArrowBuf records = a.buffer((long) rows * Long.BYTES);
             owned.add(records);
             for (int i = 0; i < rows; i++) {
-                records.setLong((long) i * Long.BYTES, b.recordIndex(i));
+                records.setLong((long) i * Long.BYTES, session.globalRecord(b.recordIndex(i)));
             }
             records.writerIndex((long) rows * Long.BYTES);
             nodes.add(new ArrowFieldNode(rows, 0));

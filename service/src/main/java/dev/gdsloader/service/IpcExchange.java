@@ -114,7 +114,7 @@ final class IpcExchange {
                     records.allocateNew(rows);
                     padding.allocateNew(rows);
                     for (int i = 0; i < rows; i++) {
-                        records.set(i, b.recordIndex(i));
+                        records.set(i, session.globalRecord(b.recordIndex(i)));
                         padding.set(i, b.isPadding(i) ? 1 : 0);
                     }
                     root.setRowCount(rows);

@@ -72,6 +72,12 @@ import org.apache.arrow.vector.types.pojo.Field;
  * PERMISSION_DENIED, RESOURCE_EXHAUSTED) are not retried. Errors are {@link PrefetchServiceException}s naming the
  * server and its one-line reason, with the Flight status code.
  *
+ * <p>Several servers ({@link Cluster}, service/README.md "Several machines"): when the server asked answers
+ * {@code GetFlightInfo} with one endpoint per part, each epoch reads those endpoints in their order (part 0 first),
+ * each from its own server, resuming per endpoint after a break as above; a part whose server stays gone ends the
+ * epoch with a {@link PrefetchServiceException} naming that server's {@code host:port} and the part (its index and
+ * global record range). {@link #lastState()} is then a state of the current part's stream.
+ *
  * <p>Ownership: the client owns its {@link FlightClient} (gRPC's threads are daemons, so a process that fails without
  * closing the client still exits), its Arrow allocator, its deadline timer (a daemon thread) and, per CUDA_IPC stream,
  * its mappings of the server's slot buffers and the server's interprocess ready events (opened once per handle, closed
@@ -94,6 +100,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     private final Set<RemoteBatch> held = new LinkedHashSet<>();
     private FlightClient flight;
     private JsonNode info;
+    /** What each epoch reads, in order: one endpoint, or a cluster's parts (from GetFlightInfo). */
+    private Endpoints endpoints;
     private long nextEpoch;
     private Epoch current;
     private boolean closed;
@@ -143,7 +151,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     /**
      * @return the loader state after the last batch handed out (resume a later client from it with
-     *     {@link Builder#resumeFrom}), or null before the first
+     *     {@link Builder#resumeFrom}; with a cluster it is a state of the current part's stream, which
+     *     {@code resumeFrom} refuses), or null before the first (of the epoch's current part)
      */
     public LoaderState lastState() {
         return current == null ? null : current.last;
@@ -179,6 +188,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     /** One epoch's stream, reopened after its last batch's state when it breaks. */
     private final class Epoch implements Iterator<RemoteBatch> {
         final long epoch;
+        /** The endpoint being read ({@link Endpoints#targets()}); {@link #last} is a state of its stream. */
+        int target;
         LoaderState last;
         boolean ended;
         private FlightStream stream;
@@ -200,19 +211,30 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             if (ended) {
                 return false;
             }
-            if (last != null && last.epoch() > epoch) {
-                end(); // the state after the epoch's last batch: nothing left
-                return false;
-            }
             long reconnectDeadline = 0;
             while (true) {
+                if (endpoints.targets().isEmpty()) { // a cluster's rank with no batches in any part
+                    end();
+                    return false;
+                }
+                Endpoints.Target t = endpoints.targets().get(target);
                 try {
-                    if (stream == null) {
-                        open();
+                    if (last != null && last.epoch() > epoch) {
+                        // the state after the endpoint's last batch: nothing left there
+                        if (!nextTarget()) {
+                            return false;
+                        }
+                        continue;
                     }
-                    if (!nextWithDeadline(stream)) {
-                        end();
-                        return false;
+                    if (stream == null) {
+                        open(t);
+                    }
+                    if (!nextWithDeadline(stream, t)) {
+                        if (!nextTarget()) {
+                            return false;
+                        }
+                        reconnectDeadline = 0;
+                        continue;
                     }
                     fetched = toBatch();
                     last = fetched.state();
@@ -220,29 +242,42 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 } catch (FlightRuntimeException e) {
                     dropStream();
                     if (!retryable(e.status().code())) {
-                        throw failure(e);
+                        throw new PrefetchServiceException(t.describe() + ": " + e.getMessage(), e, e.status().code());
                     }
                     long now = System.nanoTime();
                     if (reconnectDeadline == 0) {
                         reconnectDeadline = now + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
-                        LOG.log(Level.INFO, "gdsloader: stream from " + peer + " broke (" + e.getMessage()
-                                + "); reconnecting and resuming after " + (last == null ? "the epoch's start" : last.toJson()));
+                        LOG.log(Level.INFO, "gdsloader: stream from " + t.describe() + " broke (" + e.getMessage()
+                                + "); reconnecting and resuming after " + (last == null ? "the start" : last.toJson()));
                     } else if (now > reconnectDeadline) {
-                        throw new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage()
+                        throw new PrefetchServiceException(t.describe() + ": " + withCause(e)
                                 + " (reconnecting for " + reconnectMillis + " ms did not help)", e, e.status().code());
                     }
                     sleep(200);
-                    reconnect();
+                    endpoints.reconnect(t);
                 }
             }
         }
 
-        private void open() {
+        /** @return false (the epoch ended) if {@link #target} was the last endpoint, else moves on to the next one */
+        private boolean nextTarget() {
+            dropStream();
+            if (target + 1 >= endpoints.targets().size()) {
+                end();
+                return false;
+            }
+            target++;
+            last = null;
+            return true;
+        }
+
+        private void open(Endpoints.Target t) {
             Request r = last != null && last.epoch() == epoch ? request.resumingAfter(last) : request.forEpoch(epoch);
+            FlightClient flight = endpoints.client(t);
             if (request.delivery() == Delivery.HOST) {
-                stream = flight.getStream(new Ticket(r.toBytes()));
+                stream = flight.getStream(new Ticket(t.ticket(r)));
             } else {
-                exchange = flight.doExchange(FlightDescriptor.command(r.toBytes()));
+                exchange = flight.doExchange(FlightDescriptor.command(t.ticket(r)));
                 stream = exchange.getReader();
                 ipc = new IpcStream(exchange);
             }
@@ -284,7 +319,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     }
 
     /** {@code stream.next()} with the client's deadline: the stream is cancelled if nothing comes in time. */
-    private boolean nextWithDeadline(FlightStream stream) {
+    private boolean nextWithDeadline(FlightStream stream, Endpoints.Target t) {
         AtomicBoolean fired = new AtomicBoolean();
         ScheduledFuture<?> f = timer.schedule(() -> {
             fired.set(true);
@@ -294,13 +329,23 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             return stream.next();
         } catch (FlightRuntimeException e) {
             if (fired.get()) {
-                throw new PrefetchServiceException("prefetch server " + peer + " sent nothing for " + timeoutMillis + " ms", e,
+                throw new PrefetchServiceException(t.describe() + " sent nothing for " + timeoutMillis + " ms", e,
                         FlightStatusCode.TIMED_OUT);
             }
             throw e;
         } finally {
             f.cancel(false);
         }
+    }
+
+    /** @return the status message, with the transport's own reason when gRPC says only "io exception" */
+    static String withCause(FlightRuntimeException e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        String why = c == e ? null : c.getMessage();
+        return why == null || why.isBlank() || e.getMessage().contains(why) ? e.getMessage() : e.getMessage() + ": " + why;
     }
 
     private static boolean retryable(FlightStatusCode c) {
@@ -311,17 +356,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         return new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage(), e, e.status().code());
     }
 
-    /** A new connection: gRPC's channel would wait out its own backoff before trying a restarted server. */
-    private void reconnect() {
-        try {
-            flight.close();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PrefetchServiceException("interrupted reconnecting to prefetch server " + peer, e, null);
-        } catch (RuntimeException e) {
-            LOG.log(Level.FINE, "gdsloader: closing the broken connection to " + peer, e);
-        }
-        flight = FlightClient.builder(allocator, location).build();
+    /** @return a new Flight client of {@code at}, a server of this client's endpoints (owned by {@link #endpoints}) */
+    private FlightClient connectTo(Location at) {
+        return FlightClient.builder(allocator, at).build();
     }
 
     private static void sleep(long millis) {
@@ -534,6 +571,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
             byte[] m = fi.getAppMetadata();
             info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
+            endpoints = Endpoints.of(fi, location, this::connectTo);
         } catch (FlightRuntimeException e) {
             throw failure(e);
         } catch (java.io.IOException e) {
@@ -562,6 +600,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
         closed = true;
         RuntimeException first = null;
+        if (endpoints != null) {
+            endpoints.close();
+        }
         try {
             flight.close();
         } catch (InterruptedException e) {
@@ -747,6 +788,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             try {
                 c.resumeFrom = resume;
                 c.fetchInfo();
+                if (resume != null && c.endpoints.cluster()) {
+                    throw new IllegalArgumentException("resumeFrom: the dataset is served by a cluster of "
+                            + c.endpoints.targets().size() + " endpoints, and a state is of one part's stream: "
+                            + "resuming a new client inside a cluster's epoch is not supported; start the epoch over");
+                }
                 return c;
             } catch (RuntimeException e) {
                 c.close();

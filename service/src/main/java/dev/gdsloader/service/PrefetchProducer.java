@@ -51,9 +51,12 @@ final class PrefetchProducer implements FlightProducer {
     private final BooleanSupplier closing;
     private final Supplier<Location> self;
     private final AtomicLong ids = new AtomicLong();
+    /** The servers this one is part of, or null for a single server (service/README.md, "Several machines"). */
+    private final Cluster cluster;
 
     PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
-                     BooleanSupplier closing, Supplier<Location> self) {
+                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster) {
+        this.cluster = cluster;
         this.root = root;
         this.memory = memory;
         this.arrow = arrow;
@@ -83,12 +86,14 @@ final class PrefetchProducer implements FlightProducer {
         Session s = null;
         String what = "DoGet";
         try {
-            Request r = Request.parse(ticket.getBytes());
+            Part.Ticket t = Part.Ticket.parse(ticket.getBytes());
+            Request r = t.request();
             what = "DoGet of '" + r.dataset() + "'";
             if (r.delivery() != Delivery.HOST) {
                 throw new IllegalArgumentException("DoGet streams HOST delivery; delivery " + r.delivery() + " is a DoExchange");
             }
             s = open(r);
+            ClusterInfo.streamPart(cluster, t.part(), s);
             new HostStream(s, listener, closing).run();
         } catch (Throwable t) {
             fail(listener, t, what);
@@ -108,12 +113,14 @@ final class PrefetchProducer implements FlightProducer {
             if (d == null || !d.isCommand()) {
                 throw new IllegalArgumentException("DoExchange needs a command descriptor holding the request");
             }
-            Request r = Request.parse(d.getCommand());
+            Part.Ticket t = Part.Ticket.parse(d.getCommand());
+            Request r = t.request();
             what = "DoExchange of '" + r.dataset() + "'";
             if (r.delivery() != Delivery.CUDA_IPC) {
                 throw new IllegalArgumentException("DoExchange streams CUDA_IPC delivery; delivery " + r.delivery() + " is a DoGet");
             }
             s = open(r);
+            ClusterInfo.streamPart(cluster, t.part(), s);
             new IpcExchange(s, reader, writer, closing).run();
         } catch (Throwable t) {
             fail(writer, t, what);
@@ -148,8 +155,22 @@ final class PrefetchProducer implements FlightProducer {
                 throw new IllegalArgumentException("GetFlightInfo needs a command descriptor holding the request (ListFlights gives "
                         + "the dataset names)");
             }
-            Request r = Request.parse(descriptor.getCommand());
+            Part.Ticket t = Part.Ticket.parse(descriptor.getCommand());
+            Request r = t.request();
             what = "GetFlightInfo of '" + r.dataset() + "'";
+            ClusterInfo.requireOwn(cluster, t.part());
+            if (cluster != null && t.part() == null) {
+                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p), arrow);
+            }
+            return localInfo(descriptor, r, t.part());
+        } catch (Throwable t) {
+            throw Errors.toStatus(t, root, what);
+        }
+    }
+
+    /** This server's FlightInfo for {@code r} (of its own part {@code part}, an ask, when it is in a cluster). */
+    private FlightInfo localInfo(FlightDescriptor descriptor, Request r, Part part) {
+        try {
             // the session's own checks and budget, its loader built and closed at once
             Session s = open(r);
             try {
@@ -161,15 +182,17 @@ final class PrefetchProducer implements FlightProducer {
                 meta.put("pathReason", root.forClients(l.pathReason()));
                 meta.put("batchesPerEpoch", l.batchesPerEpoch());
                 meta.put("slots", l.slots());
-                FlightEndpoint endpoint = new FlightEndpoint(new Ticket(r.toBytes()), self.get());
+                meta.put("datasetRecords", l.dataset().recordCount());
+                FlightEndpoint endpoint = new FlightEndpoint(new Ticket(new Part.Ticket(r, part).toBytes()),
+                        part == null ? self.get() : cluster.location(part.index()));
                 Schema schema = r.delivery() == Delivery.HOST ? BatchSchema.of(l.dataset().columns()) : BatchSchema.ipc();
                 return FlightInfo.builder(schema, descriptor, List.of(endpoint))
                         .setRecords(records).setBytes(-1).setAppMetadata(meta.toString().getBytes(StandardCharsets.UTF_8)).build();
             } finally {
                 s.unhold();
             }
-        } catch (Throwable t) {
-            throw Errors.toStatus(t, root, what);
+        } catch (IOException e) {
+            throw Errors.toStatus(e, root, "GetFlightInfo of '" + r.dataset() + "'");
         }
     }
 

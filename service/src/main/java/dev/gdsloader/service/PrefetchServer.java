@@ -77,7 +77,8 @@ public final class PrefetchServer implements AutoCloseable {
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
-        PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location);
+        PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
+                b.cluster);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
         Consumer<NettyServerBuilder> transport = nb -> nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers)
@@ -278,6 +279,7 @@ public final class PrefetchServer implements AutoCloseable {
         private NativeAllocator allocator = NativeAllocator.root();
         private BufferAllocator arrow;
         private boolean allowSystemRoot;
+        private Cluster cluster;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -335,6 +337,20 @@ public final class PrefetchServer implements AutoCloseable {
          */
         public Builder allowSystemRoot() {
             this.allowSystemRoot = true;
+            return this;
+        }
+
+        /**
+         * Makes this server one part of a multi-server service (service/README.md, "Several machines"): its datasets
+         * are part {@code cluster.self()} of the cluster's datasets of the same names, and {@code GetFlightInfo} answers
+         * with the endpoints of every part (asking the other members about theirs). Bind so that the other members and
+         * the clients reach this server at its member address.
+         *
+         * @param cluster the members in part order (the same list on every server) and this server's index
+         * @return this
+         */
+        public Builder cluster(Cluster cluster) {
+            this.cluster = Objects.requireNonNull(cluster, "cluster");
             return this;
         }
 

@@ -40,6 +40,8 @@ final class Session {
     private final Executor cleanup;
     private final Consumer<Session> onFreed;
     private final CountDownLatch freed = new CountDownLatch(1);
+    /** Added to the loader's record indices in {@code _record} (a cluster part's first global record), 0 by default. */
+    private volatile long recordOffset;
 
     private Session(String id, NativeAllocator memory, BufferAllocator arrow, GdsLoader loader, Request request, Executor cleanup,
                     Consumer<Session> onFreed) {
@@ -137,6 +139,22 @@ final class Session {
     /** @return the request that opened the session */
     Request request() {
         return request;
+    }
+
+    /**
+     * @param first the global index of the loader's record 0 (its cluster part's first record), added to every
+     *     {@code _record} this session sends; set before the stream starts
+     */
+    void offsetRecords(long first) {
+        this.recordOffset = first;
+    }
+
+    /**
+     * @param i a batch row's record index in the loader's dataset
+     * @return its global index, as {@code _record} sends it
+     */
+    long globalRecord(long i) {
+        return recordOffset + i;
     }
 
     /** @return the session's Arrow allocator (bookkeeping columns, metadata, wrapped batch memory) */

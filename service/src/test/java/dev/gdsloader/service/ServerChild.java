@@ -7,8 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
- * A prefetch server in a child JVM (so a test can give it a small heap, or kill it): {@code ServerChild ROOT [PORT]}
- * starts a server on a loopback port (default ephemeral) over {@code ROOT}, prints {@code port N}, and for each line read from standard
+ * A prefetch server in a child JVM (so a test can give it a small heap, or kill it): {@code ServerChild ROOT [PORT
+ * [CLUSTER INDEX]]} starts a server on a loopback port (default ephemeral) over {@code ROOT} (member INDEX of the
+ * cluster {@code host:port,...} when given), prints {@code port N}, and for each line read from standard
  * input waits up to 15 s for the sessions to be freed, collects garbage and prints {@code sessions N leaks M} (M: batches
  * and native buffers the leak detector saw collected unclosed; run the child with
  * {@code -Dgdsloader.leakDetection.level=paranoid} to track every one); at end of input it closes the server and exits 0.
@@ -18,8 +19,11 @@ final class ServerChild {
     }
 
     public static void main(String[] args) throws Exception {
-        try (PrefetchServer server = PrefetchServer.builder(Path.of(args[0]))
-                .port(args.length > 1 ? Integer.parseInt(args[1]) : 0).start();
+        PrefetchServer.Builder b = PrefetchServer.builder(Path.of(args[0])).port(args.length > 1 ? Integer.parseInt(args[1]) : 0);
+        if (args.length > 3) {
+            b.cluster(Cluster.parse(args[2], Integer.parseInt(args[3])));
+        }
+        try (PrefetchServer server = b.start();
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             System.out.println("port " + server.port());
             System.out.flush();

@@ -54,8 +54,16 @@ final class ServiceShards {
 
     /** Writes the dataset into {@code dir} (created), shards of the given record counts; @return total records */
     static long write(Path dir, int... shards) throws IOException {
+        return writeFrom(dir, 0, shards);
+    }
+
+    /**
+     * Like {@link #write}, its records being those of global indices {@code firstRecord, firstRecord + 1, ...} (one
+     * cluster part of a larger dataset); @return the records written
+     */
+    static long writeFrom(Path dir, long firstRecord, int... shards) throws IOException {
         Files.createDirectories(dir);
-        long first = 0;
+        long first = firstRecord;
         for (int s = 0; s < shards.length; s++) {
             int n = shards[s];
             ByteBuffer x = ByteBuffer.allocate(n * X_BYTES);
@@ -68,6 +76,6 @@ final class ServiceShards {
             NpyWriter.write(dir.resolve(String.format("y-%05d.npy", s)), DType.INT32, new long[] {n}, y.array());
             first += n;
         }
-        return first;
+        return first - firstRecord;
     }
 }
