@@ -454,8 +454,11 @@ class PrefetchServiceTest extends ServiceTestBase {
         assertThrows(IllegalStateException.class, () -> held.column("x").hostBuffer(), "closed with its client");
         awaitSessions(0);
         try (PrefetchClient again = client().open()) {
-            assertTrue(again.iterator().hasNext());
-            assertEquals(1, server.sessions());
+            int batches = 0;
+            for (Iterator<RemoteBatch> a = again.iterator(); a.hasNext(); batches++) {
+                a.next().close();
+            }
+            assertTrue(batches > 0, "a new client reads an epoch after the old one's session was freed");
         }
         awaitSessions(0);
     }
@@ -495,9 +498,10 @@ class PrefetchServiceTest extends ServiceTestBase {
         try (PrefetchClient c = client().prefetchDepth(2).open()) {
             Iterator<RemoteBatch> it = c.iterator();
             assertTrue(it.hasNext());
-            long held = server.allocator().outstandingBytes();
-            assertTrue(held > 0, "the session's loader slots are charged to the server: " + server.allocator().usage());
-            assertEquals(held, server.allocator().usage().host(), "host path: plain host memory");
+            // one snapshot: the session may end (its small epoch all sent) between two separate reads
+            dev.gdsloader.memory.MemoryUsage u = server.allocator().usage();
+            assertTrue(u.outstandingBytes() > 0, "the session's loader slots are charged to the server: " + u);
+            assertEquals(u.outstandingBytes(), u.host(), "host path: plain host memory: " + u);
             while (it.hasNext()) {
                 it.next().close();
             }
