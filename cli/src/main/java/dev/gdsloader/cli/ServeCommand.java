@@ -1,5 +1,6 @@
 package dev.gdsloader.cli;
 
+import dev.gdsloader.service.BearerAuth;
 import dev.gdsloader.service.PrefetchServer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -24,8 +25,20 @@ final class ServeCommand implements Callable<Integer> {
     int port;
 
     @Option(names = "--bind", defaultValue = "127.0.0.1",
-            description = "address to listen on; the server has no authentication yet, so loopback by default (default: ${DEFAULT-VALUE})")
+            description = "address to listen on; any but loopback needs a bearer token (--token-file or GDSLOADER_TOKEN) "
+                    + "(default: ${DEFAULT-VALUE})")
     String bind;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "file whose first line is the bearer token every client must send (16+ printable ASCII characters, "
+                    + "e.g. openssl rand -hex 32); else the environment variable GDSLOADER_TOKEN, if set")
+    Path tokenFile;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "serve over TLS with this PEM certificate chain (with --tls-key)")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key (PKCS#8, unencrypted) of --tls-cert")
+    Path tlsKey;
 
     @Option(names = "--allow-system-root",
             description = "serve DATASET_ROOT even if it is / or a system directory (/etc, /usr, /home, ...), which is refused otherwise")
@@ -36,6 +49,13 @@ final class ServeCommand implements Callable<Integer> {
         PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port);
         if (allowSystemRoot) {
             b.allowSystemRoot();
+        }
+        b.token(tokenFile != null ? BearerAuth.read(tokenFile) : BearerAuth.fromEnvironment(System.getenv()));
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
+        }
+        if (tlsCert != null) {
+            b.tls(tlsCert, tlsKey);
         }
         PrefetchServer server = b.start();
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));

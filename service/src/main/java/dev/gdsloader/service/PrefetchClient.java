@@ -85,6 +85,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     private final String peer;
     private final Location location;
+    private final String token;
+    private final java.nio.file.Path tlsRoots;
     private final Request request;
     private final long timeoutMillis;
     private final long reconnectMillis;
@@ -100,14 +102,33 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     private PrefetchClient(Builder b) {
         this.peer = b.host + ":" + b.port;
-        this.location = Location.forGrpcInsecure(b.host, b.port);
+        this.location = b.tlsRoots != null ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
+        this.token = b.token;
+        this.tlsRoots = b.tlsRoots;
         this.request = new Request(b.dataset, b.options, b.delivery, 0, null);
         this.timeoutMillis = b.timeout.toMillis();
         this.reconnectMillis = b.reconnectTimeout.toMillis();
         this.device = b.device;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("gdsloader-client-deadline").unstarted(r));
-        this.flight = FlightClient.builder(allocator, location).build();
+        this.flight = connect();
+    }
+
+    /** @return a new Flight client of the server: TLS trusting {@code tlsRoots} and the bearer token, where set */
+    private FlightClient connect() {
+        FlightClient.Builder fb = FlightClient.builder(allocator, location);
+        if (tlsRoots != null) {
+            try {
+                // read at build(): handed over in memory
+                fb.useTls().trustedCertificates(new java.io.ByteArrayInputStream(java.nio.file.Files.readAllBytes(tlsRoots)));
+            } catch (java.io.IOException e) {
+                throw new PrefetchServiceException("cannot read the trusted certificates " + tlsRoots + ": " + e.getMessage(), e, null);
+            }
+        }
+        if (token != null) {
+            fb.intercept(BearerAuth.client(token));
+        }
+        return fb.build();
     }
 
     /**
@@ -321,7 +342,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         } catch (RuntimeException e) {
             LOG.log(Level.FINE, "gdsloader: closing the broken connection to " + peer, e);
         }
-        flight = FlightClient.builder(allocator, location).build();
+        flight = connect();
     }
 
     private static void sleep(long millis) {
@@ -578,6 +599,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private Duration timeout = Duration.ofSeconds(60);
         private Duration reconnectTimeout = Duration.ofSeconds(60);
         private LoaderState resume;
+        private String token;
+        private java.nio.file.Path tlsRoots;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -717,6 +740,28 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          */
         public Builder resumeFrom(LoaderState state) {
             this.resume = state;
+            return this;
+        }
+
+        /**
+         * @param token the server's bearer token ({@link PrefetchServer.Builder#token}), sent on every call as
+         *     {@code Authorization: Bearer TOKEN}; null for none
+         * @return this
+         * @throws IllegalArgumentException if not a valid token ({@link BearerAuth#check}; the message does not quote it)
+         */
+        public Builder token(String token) {
+            this.token = token == null ? null : BearerAuth.check(token);
+            return this;
+        }
+
+        /**
+         * Connects over TLS ({@code grpc+tls}), verifying the server's certificate (and host name) against these.
+         *
+         * @param trustedCertificates PEM file of the certificates to trust: the server's own (self-signed) or its CA
+         * @return this
+         */
+        public Builder tls(java.nio.file.Path trustedCertificates) {
+            this.tlsRoots = Objects.requireNonNull(trustedCertificates, "trustedCertificates");
             return this;
         }
 

@@ -58,17 +58,41 @@ public final class PrefetchServer implements AutoCloseable {
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final InetSocketAddress address;
+    private final boolean tls;
     private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
         this.root = root;
         InetAddress bind = resolve(b.bind, b.port);
+        if (!bind.isLoopbackAddress() && b.token == null && isOfThisMachine(bind)) { // else the bind fails, naming that
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a non-loopback address needs a bearer token "
+                    + "(serve --token-file FILE or the environment variable " + BearerAuth.ENVIRONMENT_VARIABLE
+                    + "; Builder.token): without one anyone who can reach it reads every dataset");
+        }
+        this.tls = b.tlsCert != null;
         this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location);
-        FlightServer s = FlightServer.builder(arrow, Location.forGrpcInsecure(bind.getHostAddress(), b.port), producer).build();
+        FlightServer s;
+        try {
+            Location at = tls ? Location.forGrpcTls(bind.getHostAddress(), b.port) : Location.forGrpcInsecure(bind.getHostAddress(), b.port);
+            FlightServer.Builder fb = FlightServer.builder(arrow, at, producer);
+            if (tls) {
+                fb.useTls(b.tlsCert.toFile(), b.tlsKey.toFile());
+            }
+            if (b.token != null) {
+                fb.headerAuthenticator(BearerAuth.authenticator(b.token));
+            }
+            s = fb.build();
+        } catch (IOException | RuntimeException e) {
+            cleanup.shutdown();
+            arrow.close();
+            allocator.close();
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + (tls ? "TLS certificate " + b.tlsCert
+                    + " or key " + b.tlsKey + " not usable (PEM certificate chain, PKCS#8 PEM key): " : "") + e.getMessage(), e);
+        }
         try {
             s.start();
         } catch (IOException | RuntimeException e) {
@@ -102,6 +126,14 @@ public final class PrefetchServer implements AutoCloseable {
         }
     }
 
+    private static boolean isOfThisMachine(InetAddress a) {
+        try {
+            return a.isAnyLocalAddress() || a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+        } catch (SocketException ignored) {
+            return true; // cannot tell: treat it as one
+        }
+    }
+
     /** @return why a bind failed, in the user's terms: the port in use, an address not of this machine, or the OS text */
     private static String bindFailure(Throwable e, InetAddress address, int port) {
         Throwable t = e;
@@ -110,14 +142,7 @@ public final class PrefetchServer implements AutoCloseable {
         }
         String os = String.valueOf(t.getMessage());
         if (t instanceof BindException || os.contains("in use") || os.contains("assign requested address")) {
-            boolean local;
-            try {
-                local = address.isAnyLocalAddress() || address.isLoopbackAddress()
-                        || NetworkInterface.getByInetAddress(address) != null;
-            } catch (SocketException ignored) {
-                local = true; // cannot tell: say what the OS said
-            }
-            if (!local) {
+            if (!isOfThisMachine(address)) {
                 return address.getHostAddress() + " is not an address of this machine (" + os.replaceFirst("^bind\\(\\.\\.\\) failed: ", "") + ")";
             }
             if (os.contains("in use")) {
@@ -147,9 +172,10 @@ public final class PrefetchServer implements AutoCloseable {
         return address;
     }
 
-    /** @return the Flight location of this server, {@code grpc+tcp://HOST:PORT} */
+    /** @return the Flight location of this server, {@code grpc+tcp://HOST:PORT} ({@code grpc+tls://} with TLS) */
     public Location location() {
-        return Location.forGrpcInsecure(address.getAddress().getHostAddress(), port());
+        String host = address.getAddress().getHostAddress();
+        return tls ? Location.forGrpcTls(host, port()) : Location.forGrpcInsecure(host, port());
     }
 
     /** @return the dataset root, absolute and normalized, as the builder was given it */
@@ -243,14 +269,17 @@ public final class PrefetchServer implements AutoCloseable {
         private NativeAllocator allocator = NativeAllocator.root();
         private BufferAllocator arrow;
         private boolean allowSystemRoot;
+        private String token;
+        private Path tlsCert;
+        private Path tlsKey;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
         }
 
         /**
-         * @param address the address to listen on; 127.0.0.1 (loopback only) by default, since the server has no
-         *     authentication yet
+         * @param address the address to listen on; 127.0.0.1 (loopback only) by default; any address that is not
+         *     loopback needs {@link #token} ({@link #start()} refuses otherwise)
          * @return this
          */
         public Builder bind(String address) {
@@ -304,13 +333,42 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Requires every call to carry {@code Authorization: Bearer TOKEN} ({@link BearerAuth}); others end
+         * UNAUTHENTICATED. Needed to bind an address that is not loopback.
+         *
+         * @param token the shared token, 16 to 4096 printable ASCII characters ({@link BearerAuth#check}), or null
+         *     for none
+         * @return this
+         * @throws IllegalArgumentException if the token is not valid (the message does not quote it)
+         */
+        public Builder token(String token) {
+            this.token = token == null ? null : BearerAuth.check(token);
+            return this;
+        }
+
+        /**
+         * Serves over TLS ({@code grpc+tls}); clients trust the certificate or its CA
+         * ({@link PrefetchClient.Builder#tls}).
+         *
+         * @param certificateChain PEM certificate chain, the server's first
+         * @param privateKey PEM private key in PKCS#8 ({@code BEGIN PRIVATE KEY}), unencrypted
+         * @return this
+         */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            this.tlsCert = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
          * Binds and starts serving.
          *
          * @return the running server, owned by the caller
          * @throws IOException if the root is not a directory, or is {@code /} or a system directory without
          *     {@link #allowSystemRoot()}, or the address cannot be bound: one line
          *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
-         *     or the port in use
+         *     or the port in use; a non-loopback address without {@link #token}; a TLS certificate or key that cannot
+         *     be read
          */
         public PrefetchServer start() throws IOException {
             return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
