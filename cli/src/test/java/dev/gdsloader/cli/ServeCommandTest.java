@@ -47,4 +47,19 @@ class ServeCommandTest {
         assertEquals(2, half.exitCode(), half.toString());
         assertTrue(half.err().contains("--tls-cert and --tls-key go together"), half.toString());
     }
+
+    @Test
+    void limitFlagsReachTheServerLimitsAndBadOnesAreOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
+        ServeCommand c = new ServeCommand();
+        new picocli.CommandLine(c).parseArgs(root.toString(), "--max-connections", "10", "--max-sessions", "5",
+                "--max-sessions-per-client", "2", "--max-calls-per-connection", "3", "--idle-timeout", "7", "--max-message", "64KiB",
+                "--memory-budget", "2GiB");
+        dev.gdsloader.service.ServerLimits l = c.limits();
+        assertEquals("connections 10, sessions 5, sessions per client 2, calls per connection 3, idle timeout 7000 ms, largest "
+                + "message 65536 B, memory budget 2147483648 B", l.toString());
+        assertEquals(dev.gdsloader.service.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
+        CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--max-sessions", "0");
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals("gdsloader serve: limit sessions must be > 0, got 0", r.err().strip(), r.toString());
+    }
 }

@@ -59,6 +59,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final InetSocketAddress address;
     private final boolean tls;
+    private final ServerLimits limits;
+    private final ConnectionGuard guard;
     private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
@@ -70,7 +72,10 @@ public final class PrefetchServer implements AutoCloseable {
                     + "; Builder.token): without one anyone who can reach it reads every dataset");
         }
         this.tls = b.tlsCert != null;
-        this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
+        this.limits = b.limits;
+        this.allocator = b.allocator.newChild("prefetch server of " + b.root + " (memory budget " + limits.memoryBudget() + " B)",
+                limits.memoryBudget(), limits.memoryBudget());
+        this.guard = new ConnectionGuard(limits);
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
@@ -85,8 +90,11 @@ public final class PrefetchServer implements AutoCloseable {
             if (b.token != null) {
                 fb.headerAuthenticator(BearerAuth.authenticator(b.token));
             }
+            fb.maxInboundMessageSize(limits.maxMessageBytes());
+            fb.transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) guard::configure);
             s = fb.build();
         } catch (IOException | RuntimeException e) {
+            guard.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -97,6 +105,7 @@ public final class PrefetchServer implements AutoCloseable {
             s.start();
         } catch (IOException | RuntimeException e) {
             closeQuietly(s);
+            guard.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -199,6 +208,16 @@ public final class PrefetchServer implements AutoCloseable {
         return arrow;
     }
 
+    /** @return the limits the server enforces */
+    public ServerLimits limits() {
+        return limits;
+    }
+
+    /** @return the connection and call limits in force (tests look at their counts) */
+    ConnectionGuard guard() {
+        return guard;
+    }
+
     /** @return sessions not yet freed: streams in progress, and finished ones whose last buffers gRPC still holds */
     public int sessions() {
         return sessions.size();
@@ -233,6 +252,7 @@ public final class PrefetchServer implements AutoCloseable {
             // batches gRPC still held for them)
             Thread.sleep(100);
             closeQuietly(flight);
+            guard.close();
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS);
             boolean allFreed = true;
             for (Session s : Set.copyOf(sessions)) {
@@ -259,8 +279,8 @@ public final class PrefetchServer implements AutoCloseable {
     }
 
     /**
-     * Configures a {@link PrefetchServer}: the address, the dataset root and the memory budget; the place for further
-     * options (authentication, TLS, limits). Not thread-safe.
+     * Configures a {@link PrefetchServer}: the address, the dataset root, the memory budget, authentication, TLS and
+     * limits. Not thread-safe.
      */
     public static final class Builder {
         private final Path root;
@@ -272,6 +292,7 @@ public final class PrefetchServer implements AutoCloseable {
         private String token;
         private Path tlsCert;
         private Path tlsKey;
+        private ServerLimits limits = ServerLimits.defaults();
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -357,6 +378,16 @@ public final class PrefetchServer implements AutoCloseable {
         public Builder tls(Path certificateChain, Path privateKey) {
             this.tlsCert = Objects.requireNonNull(certificateChain, "certificateChain");
             this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * @param limits connections, sessions, idle timeout, largest message and memory budget
+         *     (default {@link ServerLimits#defaults()})
+         * @return this
+         */
+        public Builder limits(ServerLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
             return this;
         }
 
