@@ -226,6 +226,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 return false;
             }
             long reconnectDeadline = 0;
+            FlightRuntimeException broke = null;
             while (true) {
                 try {
                     if (stream == null) {
@@ -244,13 +245,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         throw failure(e);
                     }
                     long now = System.nanoTime();
+                    if (broke == null) {
+                        broke = e; // what ended the stream: said when reconnecting gives up (e.g. "server shutting down")
+                    }
                     if (reconnectDeadline == 0) {
                         reconnectDeadline = now + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
                         LOG.log(Level.INFO, "gdsloader: stream from " + peer + " broke (" + e.getMessage()
                                 + "); reconnecting and resuming after " + (last == null ? "the epoch's start" : last.toJson()));
                     } else if (now > reconnectDeadline) {
-                        throw new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage()
-                                + " (reconnecting for " + reconnectMillis + " ms did not help)", e, e.status().code());
+                        String why = broke == e ? e.getMessage() : broke.getMessage() + "; then " + e.getMessage();
+                        throw new PrefetchServiceException("prefetch server " + peer + ": " + why
+                                + " (reconnecting for " + reconnectMillis + " ms did not help)", e, broke.status().code());
                     }
                     sleep(200);
                     reconnect();
