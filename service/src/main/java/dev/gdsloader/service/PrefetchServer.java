@@ -41,8 +41,10 @@ import org.apache.arrow.memory.RootAllocator;
  * memory: the server takes a child of {@link Builder#allocator} (the server-wide budget) and each session a child of
  * that for its loader, so a session whose ring does not fit is refused with RESOURCE_EXHAUSTED naming both sizes
  * ({@link #allocator()} shows what sessions hold). Dataset names resolve under the root by real paths
- * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes.
- * Thread-safe.
+ * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes. Loopback
+ * by default; another address needs a bearer token ({@link Builder#token}, {@link BearerAuth}), TLS is
+ * {@link Builder#tls}; {@link ServerLimits} bound connections, sessions, calls, idle time, message size and the
+ * sessions' memory (the server's allocator child has {@link ServerLimits#memoryBudget()}). Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
