@@ -6,16 +6,12 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -25,8 +21,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The connection limits of {@link ServerLimits} on the server's gRPC transport (installed through Flight's
- * {@code grpc.builderConsumer} transport hint), and the transport's event loops, which it owns.
+ * The connection limits of {@link ServerLimits} on the server's gRPC transport ({@link #configure}, from the server's
+ * Flight {@code grpc.builderConsumer} transport hint, whose event loops the server owns).
  *
  * <ul>
  *   <li>Connections: the server socket is a {@link NioServerSocketChannel} that counts the connections it accepted
@@ -40,19 +36,16 @@ import java.util.logging.Logger;
  *   <li>Calls: {@link CallLimits} as a server interceptor.</li>
  * </ul>
  *
- * <p>Ownership: {@link #close()} shuts the event loops down, after the Flight server has stopped. Thread-safe.
+ * <p>Owns nothing that needs closing: refused connections live on the acceptor's event loop (at most 1 s each).
+ * Thread-safe.
  */
-final class ConnectionGuard implements AutoCloseable {
+final class ConnectionGuard {
     private static final Logger LOG = Logger.getLogger(ConnectionGuard.class.getName());
     private static final int ENHANCE_YOUR_CALM = 0xb;
 
     private final ServerLimits limits;
     private final CallLimits calls;
     private final AtomicInteger open = new AtomicInteger();
-    private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-accept", true),
-            NioIoHandler.newFactory());
-    private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-            new DefaultThreadFactory("gdsloader-transport", true), NioIoHandler.newFactory());
 
     ConnectionGuard(ServerLimits limits) {
         this.limits = limits;
@@ -69,23 +62,17 @@ final class ConnectionGuard implements AutoCloseable {
         return calls;
     }
 
-    /** @param nb Flight's gRPC server builder: the acceptor, event loops, idle/keepalive settings and call limits go on it */
+    /**
+     * @param nb Flight's gRPC server builder, whose event loops are set (NIO): the counting acceptor (replacing the
+     *     channel type), idle/keepalive settings and call limits go on it
+     */
     void configure(NettyServerBuilder nb) {
         long idle = limits.idleTimeout().toMillis();
-        nb.channelFactory(Acceptor::new).bossEventLoopGroup(boss).workerEventLoopGroup(workers)
+        nb.channelFactory(Acceptor::new)
                 .maxConnectionIdle(idle, TimeUnit.MILLISECONDS)
                 .keepAliveTime(idle, TimeUnit.MILLISECONDS)
                 .keepAliveTimeout(Math.min(idle, 20_000), TimeUnit.MILLISECONDS)
                 .intercept(calls);
-    }
-
-    /** Shuts the transport's event loops down (after the Flight server has stopped); waits up to 5 s. */
-    @Override
-    public void close() {
-        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 
     private boolean admit() {
@@ -113,8 +100,8 @@ final class ConnectionGuard implements AutoCloseable {
                 NioSocketChannel child = new NioSocketChannel(this, ch);
                 if (!admitted) {
                     child.pipeline().addLast(new Refuser());
-                    workers.register(child);
-                    return 0; // not handed to gRPC
+                    eventLoop().register(child); // on the acceptor's loop, never handed to gRPC
+                    return 0;
                 }
                 child.closeFuture().addListener(f -> open.decrementAndGet());
                 child.pipeline().addFirst("gdsloader-idle", new IdleCloser());

@@ -17,6 +17,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
+import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.function.Consumer;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
@@ -56,6 +63,9 @@ public final class PrefetchServer implements AutoCloseable {
     private final BufferAllocator arrow;
     private final boolean ownsArrow;
     private final FlightServer flight;
+    /** gRPC's Netty event loops, the server's own: shutting them down ends connections gRPC's close would wait on. */
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
     private final ExecutorService cleanup;
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
@@ -82,10 +92,16 @@ public final class PrefetchServer implements AutoCloseable {
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location);
+        this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
+        this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
+        Consumer<NettyServerBuilder> transport = nb -> {
+            nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(NioServerSocketChannel.class);
+            guard.configure(nb); // the limits; its counting acceptor replaces the channel type
+        };
         FlightServer s;
         try {
             Location at = tls ? Location.forGrpcTls(bind.getHostAddress(), b.port) : Location.forGrpcInsecure(bind.getHostAddress(), b.port);
-            FlightServer.Builder fb = FlightServer.builder(arrow, at, producer);
+            FlightServer.Builder fb = FlightServer.builder(arrow, at, producer).transportHint("grpc.builderConsumer", transport);
             if (tls) {
                 fb.useTls(b.tlsCert.toFile(), b.tlsKey.toFile());
             }
@@ -93,10 +109,9 @@ public final class PrefetchServer implements AutoCloseable {
                 fb.headerAuthenticator(BearerAuth.authenticator(b.token));
             }
             fb.maxInboundMessageSize(limits.maxMessageBytes());
-            fb.transportHint("grpc.builderConsumer", (java.util.function.Consumer<io.grpc.netty.NettyServerBuilder>) guard::configure);
             s = fb.build();
         } catch (IOException | RuntimeException e) {
-            guard.close();
+            shutdown(boss, workers);
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -107,7 +122,7 @@ public final class PrefetchServer implements AutoCloseable {
             s.start();
         } catch (IOException | RuntimeException e) {
             closeQuietly(s);
-            guard.close();
+            shutdown(boss, workers);
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -116,6 +131,29 @@ public final class PrefetchServer implements AutoCloseable {
         }
         this.flight = s;
         this.address = new InetSocketAddress(bind, s.getPort());
+    }
+
+    private static void shutdown(EventLoopGroup... groups) {
+        for (EventLoopGroup g : groups) {
+            g.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        for (EventLoopGroup g : groups) {
+            g.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Waits until every session is freed or the deadline passes; @return whether all were freed */
+    private boolean awaitSessions(long deadlineNanos, boolean warn) throws InterruptedException {
+        boolean allFreed = true;
+        for (Session s : Set.copyOf(sessions)) {
+            if (!s.awaitFreed(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())))) {
+                if (warn) {
+                    LOG.warning("gdsloader: session " + s.id() + " did not free its loader in time");
+                }
+                allFreed = false;
+            }
+        }
+        return allFreed;
     }
 
     private static void closeQuietly(FlightServer s) {
@@ -249,20 +287,15 @@ public final class PrefetchServer implements AutoCloseable {
             closing = true;
         }
         try {
-            // streams see `closing` within 50 ms and end with UNAVAILABLE "server shutting down"; Flight's close then
-            // stops the transport (after up to 3 s, cancelling calls whose clients do not read, which frees the
-            // batches gRPC still held for them)
-            Thread.sleep(100);
+            // streams see `closing` within a millisecond and end with UNAVAILABLE "server shutting down"; clients that
+            // read get it and go. A connection whose client stopped reading would hold its batches until Netty's HTTP/2
+            // close, waiting for a GOAWAY queued behind the unread data, gave up: shutting the event loops down closes
+            // such connections at once, and their queued writes (our batches) are released
+            flight.shutdown();
+            awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000), false);
+            shutdown(boss, workers);
             closeQuietly(flight);
-            guard.close();
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS);
-            boolean allFreed = true;
-            for (Session s : Set.copyOf(sessions)) {
-                if (!s.awaitFreed(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())))) {
-                    LOG.warning("gdsloader: session " + s.id() + " did not free its loader in time");
-                    allFreed = false;
-                }
-            }
+            boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
             if (allFreed && sessions.isEmpty()) {

@@ -419,6 +419,25 @@ class PrefetchServiceTest extends ServiceTestBase {
         }
     }
 
+    /**
+     * A client that stopped reading does not hold up the server's close: its connection is closed (gRPC's own close would
+     * wait for a GOAWAY queued behind the unread data), the batches gRPC held for it come back and its session is freed.
+     */
+    @Test
+    void aClientThatStoppedReadingDoesNotHoldUpTheServersClose() throws Exception {
+        wide();
+        try (PrefetchClient stalled = client().dataset("wide").batchSize(1).reconnectTimeout(Duration.ofMillis(500)).open()) {
+            stalled.iterator().next().close();
+            assertEquals(1, server.sessions());
+            long t0 = System.nanoTime();
+            server.close();
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertTrue(millis < 6_000, "close took " + millis + " ms");
+            assertEquals(0, server.sessions(), "the stalled stream's session is freed");
+            assertEquals(0, server.allocator().outstandingBytes());
+        }
+    }
+
     @Test
     void aClientThatDisconnectsMidEpochFreesItsSession() throws Exception {
         PrefetchClient c = client().prefetchDepth(2).open();
