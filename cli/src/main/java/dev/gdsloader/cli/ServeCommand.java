@@ -1,7 +1,9 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.service.Cluster;
+import dev.gdsloader.service.BearerAuth;
 import dev.gdsloader.service.PrefetchServer;
+import dev.gdsloader.service.ServerLimits;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -25,8 +27,20 @@ final class ServeCommand implements Callable<Integer> {
     int port;
 
     @Option(names = "--bind", defaultValue = "127.0.0.1",
-            description = "address to listen on; the server has no authentication yet, so loopback by default (default: ${DEFAULT-VALUE})")
+            description = "address to listen on; any but loopback needs a bearer token (--token-file or GDSLOADER_TOKEN) "
+                    + "(default: ${DEFAULT-VALUE})")
     String bind;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "file whose first line is the bearer token every client must send (16+ printable ASCII characters, "
+                    + "e.g. openssl rand -hex 32); else the environment variable GDSLOADER_TOKEN, if set")
+    Path tokenFile;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "serve over TLS with this PEM certificate chain (with --tls-key)")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key (PKCS#8, unencrypted) of --tls-cert")
+    Path tlsKey;
 
     @Option(names = "--allow-system-root",
             description = "serve DATASET_ROOT even if it is / or a system directory (/etc, /usr, /home, ...), which is refused otherwise")
@@ -40,10 +54,50 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--cluster-index", paramLabel = "I", defaultValue = "-1",
             description = "this server's position in --cluster, from 0: its datasets are part I of the cluster's")
     int clusterIndex;
+    @Option(names = "--max-connections", paramLabel = "N", description = "TCP connections open at once; more are told why and closed (default: 256)")
+    Integer maxConnections;
+
+    @Option(names = "--max-sessions", paramLabel = "N", description = "streams (sessions) at once on the server; more are refused RESOURCE_EXHAUSTED (default: 64)")
+    Integer maxSessions;
+
+    @Option(names = "--max-sessions-per-client", paramLabel = "N", description = "streams at once from one client address (default: 16)")
+    Integer maxSessionsPerClient;
+
+    @Option(names = "--max-calls-per-connection", paramLabel = "N", description = "calls (requests) in progress on one connection (default: 32)")
+    Integer maxCallsPerConnection;
+
+    @Option(names = "--idle-timeout", paramLabel = "SECONDS",
+            description = "a connection without a call, or that sends nothing, is closed after this long (default: 60)")
+    Integer idleTimeoutSeconds;
+
+    @Option(names = "--max-message", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "largest message a client may send, e.g. 1MiB (default: 1MiB); batches sent are not limited by it")
+    Long maxMessage;
+
+    @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "native memory for all sessions' loaders together, host and device each, e.g. 16GiB (default: 4GiB)")
+    Long memoryBudget;
+
+    /** @return the limits asked for on the command line over {@link ServerLimits#defaults()} */
+    ServerLimits limits() {
+        ServerLimits l = ServerLimits.defaults();
+        l = maxConnections == null ? l : l.withConnections(maxConnections);
+        l = maxSessions == null ? l : l.withSessions(maxSessions);
+        l = maxSessionsPerClient == null ? l : l.withSessionsPerClient(maxSessionsPerClient);
+        l = maxCallsPerConnection == null ? l : l.withCallsPerConnection(maxCallsPerConnection);
+        l = idleTimeoutSeconds == null ? l : l.withIdleTimeout(java.time.Duration.ofSeconds(idleTimeoutSeconds));
+        if (maxMessage != null) {
+            if (maxMessage > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("--max-message: at most " + Integer.MAX_VALUE + " bytes, got " + maxMessage);
+            }
+            l = l.withMaxMessageBytes(maxMessage.intValue());
+        }
+        return memoryBudget == null ? l : l.withMemoryBudget(memoryBudget);
+    }
 
     @Override
     public Integer call() throws Exception {
-        PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port);
+        PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits());
         if (allowSystemRoot) {
             b.allowSystemRoot();
         }
@@ -54,6 +108,13 @@ final class ServeCommand implements Callable<Integer> {
             b.cluster(cluster.startsWith("@") ? Cluster.read(Path.of(cluster.substring(1)), clusterIndex) : Cluster.parse(cluster, clusterIndex));
         } else if (clusterIndex >= 0) {
             throw new IllegalArgumentException("--cluster-index needs --cluster HOST:PORT,...");
+        }
+        b.token(tokenFile != null ? BearerAuth.read(tokenFile) : BearerAuth.fromEnvironment(System.getenv()));
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
+        }
+        if (tlsCert != null) {
+            b.tls(tlsCert, tlsKey);
         }
         PrefetchServer server = b.start();
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));

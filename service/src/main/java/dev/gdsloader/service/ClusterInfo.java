@@ -41,17 +41,18 @@ final class ClusterInfo {
      * @param request the client's request (no part)
      * @param local this server's answer for its own part (an ask)
      * @param arrow allocator for the peer clients' buffers
+     * @param token the bearer token the members share (sent to each peer), or null for none
      * @return the cluster's FlightInfo for the request
      * @throws FlightRuntimeException UNAVAILABLE naming the part and location of a peer that cannot be reached in
      *     time, the peer's own status and message (prefixed by its part and location) for a peer's refusal, or
      *     INVALID_ARGUMENT if the parts' columns differ
      */
     static FlightInfo gather(Cluster cluster, FlightDescriptor descriptor, Request request, Function<Part, FlightInfo> local,
-                             BufferAllocator arrow) {
+                             BufferAllocator arrow, String token) {
         int n = cluster.size();
         List<FlightInfo> infos = new ArrayList<>(n);
         for (int j = 0; j < n; j++) {
-            infos.add(j == cluster.self() ? local.apply(Part.ask(j, n)) : askPeer(cluster, j, request, arrow));
+            infos.add(j == cluster.self() ? local.apply(Part.ask(j, n)) : askPeer(cluster, j, request, arrow, token));
         }
         FlightInfo mine = infos.get(cluster.self());
         List<FlightEndpoint> endpoints = new ArrayList<>();
@@ -110,12 +111,16 @@ final class ClusterInfo {
         }
     }
 
-    private static FlightInfo askPeer(Cluster cluster, int j, Request request, BufferAllocator arrow) {
+    private static FlightInfo askPeer(Cluster cluster, int j, Request request, BufferAllocator arrow, String token) {
         Location loc = cluster.location(j);
         String where = "part " + j + " of " + cluster.size() + " at " + loc.getUri();
         byte[] command = new Part.Ticket(request, Part.ask(j, cluster.size())).toBytes();
         try (BufferAllocator a = arrow.newChildAllocator("cluster peer " + j, 0, Long.MAX_VALUE)) {
-            FlightClient c = FlightClient.builder(a, loc).build();
+            FlightClient.Builder fb = FlightClient.builder(a, loc);
+            if (token != null) {
+                fb.intercept(BearerAuth.client(token));
+            }
+            FlightClient c = fb.build();
             try {
                 return c.getInfo(FlightDescriptor.command(command), CallOptions.timeout(PEER_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS));
             } catch (FlightRuntimeException e) {

@@ -91,6 +91,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     private final String peer;
     private final Location location;
+    private final String token;
+    private final java.nio.file.Path tlsRoots;
     private final Request request;
     private final long timeoutMillis;
     private final long reconnectMillis;
@@ -108,14 +110,21 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     private PrefetchClient(Builder b) {
         this.peer = b.host + ":" + b.port;
-        this.location = Location.forGrpcInsecure(b.host, b.port);
+        this.location = b.tlsRoots != null ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
+        this.token = b.token;
+        this.tlsRoots = b.tlsRoots;
         this.request = new Request(b.dataset, b.options, b.delivery, 0, null);
         this.timeoutMillis = b.timeout.toMillis();
         this.reconnectMillis = b.reconnectTimeout.toMillis();
         this.device = b.device;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("gdsloader-client-deadline").unstarted(r));
-        this.flight = FlightClient.builder(allocator, location).build();
+        this.flight = connect();
+    }
+
+    /** @return a new Flight client of the server this client was built for (see {@link #connectTo}) */
+    private FlightClient connect() {
+        return connectTo(location);
     }
 
     /**
@@ -212,6 +221,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 return false;
             }
             long reconnectDeadline = 0;
+            FlightRuntimeException broke = null;
             while (true) {
                 if (endpoints.targets().isEmpty()) { // a cluster's rank with no batches in any part
                     end();
@@ -245,13 +255,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         throw new PrefetchServiceException(t.describe() + ": " + e.getMessage(), e, e.status().code());
                     }
                     long now = System.nanoTime();
+                    if (broke == null) {
+                        broke = e; // what ended the stream: said when reconnecting gives up (e.g. "server shutting down")
+                    }
                     if (reconnectDeadline == 0) {
                         reconnectDeadline = now + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
                         LOG.log(Level.INFO, "gdsloader: stream from " + t.describe() + " broke (" + e.getMessage()
                                 + "); reconnecting and resuming after " + (last == null ? "the start" : last.toJson()));
                     } else if (now > reconnectDeadline) {
-                        throw new PrefetchServiceException(t.describe() + ": " + withCause(e)
-                                + " (reconnecting for " + reconnectMillis + " ms did not help)", e, e.status().code());
+                        String why = broke == e ? withCause(e) : withCause(broke) + "; then " + withCause(e);
+                        throw new PrefetchServiceException(t.describe() + ": " + why
+                                + " (reconnecting for " + reconnectMillis + " ms did not help)", e, broke.status().code());
                     }
                     sleep(200);
                     endpoints.reconnect(t);
@@ -356,9 +370,24 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         return new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage(), e, e.status().code());
     }
 
-    /** @return a new Flight client of {@code at}, a server of this client's endpoints (owned by {@link #endpoints}) */
+    /**
+     * @return a new Flight client of {@code at}, a server of this client's endpoints (owned by {@link #endpoints}), over
+     *     TLS trusting {@code tlsRoots} and with the bearer token, where set
+     */
     private FlightClient connectTo(Location at) {
-        return FlightClient.builder(allocator, at).build();
+        FlightClient.Builder fb = FlightClient.builder(allocator, at);
+        if (tlsRoots != null) {
+            try {
+                // read at build(): handed over in memory
+                fb.useTls().trustedCertificates(new java.io.ByteArrayInputStream(java.nio.file.Files.readAllBytes(tlsRoots)));
+            } catch (java.io.IOException e) {
+                throw new PrefetchServiceException("cannot read the trusted certificates " + tlsRoots + ": " + e.getMessage(), e, null);
+            }
+        }
+        if (token != null) {
+            fb.intercept(BearerAuth.client(token));
+        }
+        return fb.build();
     }
 
     private static void sleep(long millis) {
@@ -634,6 +663,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private Duration timeout = Duration.ofSeconds(60);
         private Duration reconnectTimeout = Duration.ofSeconds(60);
         private LoaderState resume;
+        private String token;
+        private java.nio.file.Path tlsRoots;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -773,6 +804,28 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          */
         public Builder resumeFrom(LoaderState state) {
             this.resume = state;
+            return this;
+        }
+
+        /**
+         * @param token the server's bearer token ({@link PrefetchServer.Builder#token}), sent on every call as
+         *     {@code Authorization: Bearer TOKEN}; null for none
+         * @return this
+         * @throws IllegalArgumentException if not a valid token ({@link BearerAuth#check}; the message does not quote it)
+         */
+        public Builder token(String token) {
+            this.token = token == null ? null : BearerAuth.check(token);
+            return this;
+        }
+
+        /**
+         * Connects over TLS ({@code grpc+tls}), verifying the server's certificate (and host name) against these.
+         *
+         * @param trustedCertificates PEM file of the certificates to trust: the server's own (self-signed) or its CA
+         * @return this
+         */
+        public Builder tls(java.nio.file.Path trustedCertificates) {
+            this.tlsRoots = Objects.requireNonNull(trustedCertificates, "trustedCertificates");
             return this;
         }
 

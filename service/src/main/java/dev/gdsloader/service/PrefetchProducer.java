@@ -53,10 +53,13 @@ final class PrefetchProducer implements FlightProducer {
     private final AtomicLong ids = new AtomicLong();
     /** The servers this one is part of, or null for a single server (service/README.md, "Several machines"). */
     private final Cluster cluster;
+    /** The bearer token this server requires, sent to the other members of its cluster too (they share it); or null. */
+    private final String token;
 
     PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
-                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster) {
+                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token) {
         this.cluster = cluster;
+        this.token = token;
         this.root = root;
         this.memory = memory;
         this.arrow = arrow;
@@ -160,7 +163,7 @@ final class PrefetchProducer implements FlightProducer {
             what = "GetFlightInfo of '" + r.dataset() + "'";
             ClusterInfo.requireOwn(cluster, t.part());
             if (cluster != null && t.part() == null) {
-                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p), arrow);
+                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p), arrow, token);
             }
             return localInfo(descriptor, r, t.part());
         } catch (Throwable t) {

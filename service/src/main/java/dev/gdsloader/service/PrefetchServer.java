@@ -48,8 +48,10 @@ import org.apache.arrow.memory.RootAllocator;
  * memory: the server takes a child of {@link Builder#allocator} (the server-wide budget) and each session a child of
  * that for its loader, so a session whose ring does not fit is refused with RESOURCE_EXHAUSTED naming both sizes
  * ({@link #allocator()} shows what sessions hold). Dataset names resolve under the root by real paths
- * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes.
- * Thread-safe.
+ * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes. Loopback
+ * by default; another address needs a bearer token ({@link Builder#token}, {@link BearerAuth}), TLS is
+ * {@link Builder#tls}; {@link ServerLimits} bound connections, sessions, calls, idle time, message size and the
+ * sessions' memory (the server's allocator child has {@link ServerLimits#memoryBudget()}). Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
@@ -68,23 +70,60 @@ public final class PrefetchServer implements AutoCloseable {
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final InetSocketAddress address;
+    private final boolean tls;
+    private final ServerLimits limits;
+    private final ConnectionGuard guard;
     private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
         this.root = root;
         InetAddress bind = resolve(b.bind, b.port);
-        this.allocator = b.allocator.newChild("prefetch server of " + b.root, NativeAllocator.UNLIMITED, NativeAllocator.UNLIMITED);
+        if (!bind.isLoopbackAddress() && b.token == null && isOfThisMachine(bind)) { // else the bind fails, naming that
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a non-loopback address needs a bearer token "
+                    + "(serve --token-file FILE or the environment variable " + BearerAuth.ENVIRONMENT_VARIABLE
+                    + "; Builder.token): without one anyone who can reach it reads every dataset");
+        }
+        this.tls = b.tlsCert != null;
+        if (tls && b.cluster != null) {
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a cluster member over TLS is not supported yet "
+                    + "(members ask each other for their parts over plaintext gRPC): run the cluster on a private network, "
+                    + "with a bearer token");
+        }
+        this.limits = b.limits;
+        this.allocator = b.allocator.newChild("prefetch server of " + b.root + " (memory budget " + limits.memoryBudget() + " B)",
+                limits.memoryBudget(), limits.memoryBudget());
+        this.guard = new ConnectionGuard(limits);
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
-                b.cluster);
+                b.cluster, b.token);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
-        Consumer<NettyServerBuilder> transport = nb -> nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers)
-                .channelType(NioServerSocketChannel.class);
-        FlightServer s = FlightServer.builder(arrow, Location.forGrpcInsecure(bind.getHostAddress(), b.port), producer)
-                .transportHint("grpc.builderConsumer", transport).build();
+        Consumer<NettyServerBuilder> transport = nb -> {
+            nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(NioServerSocketChannel.class);
+            guard.configure(nb); // the limits; its counting acceptor replaces the channel type
+        };
+        FlightServer s;
+        try {
+            Location at = tls ? Location.forGrpcTls(bind.getHostAddress(), b.port) : Location.forGrpcInsecure(bind.getHostAddress(), b.port);
+            FlightServer.Builder fb = FlightServer.builder(arrow, at, producer).transportHint("grpc.builderConsumer", transport);
+            if (tls) {
+                fb.useTls(b.tlsCert.toFile(), b.tlsKey.toFile());
+            }
+            if (b.token != null) {
+                fb.headerAuthenticator(BearerAuth.authenticator(b.token));
+            }
+            fb.maxInboundMessageSize(limits.maxMessageBytes());
+            s = fb.build();
+        } catch (IOException | RuntimeException e) {
+            shutdown(boss, workers);
+            cleanup.shutdown();
+            arrow.close();
+            allocator.close();
+            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": " + (tls ? "TLS certificate " + b.tlsCert
+                    + " or key " + b.tlsKey + " not usable (PEM certificate chain, PKCS#8 PEM key): " : "") + e.getMessage(), e);
+        }
         try {
             s.start();
         } catch (IOException | RuntimeException e) {
@@ -142,6 +181,14 @@ public final class PrefetchServer implements AutoCloseable {
         }
     }
 
+    private static boolean isOfThisMachine(InetAddress a) {
+        try {
+            return a.isAnyLocalAddress() || a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+        } catch (SocketException ignored) {
+            return true; // cannot tell: treat it as one
+        }
+    }
+
     /** @return why a bind failed, in the user's terms: the port in use, an address not of this machine, or the OS text */
     private static String bindFailure(Throwable e, InetAddress address, int port) {
         Throwable t = e;
@@ -150,14 +197,7 @@ public final class PrefetchServer implements AutoCloseable {
         }
         String os = String.valueOf(t.getMessage());
         if (t instanceof BindException || os.contains("in use") || os.contains("assign requested address")) {
-            boolean local;
-            try {
-                local = address.isAnyLocalAddress() || address.isLoopbackAddress()
-                        || NetworkInterface.getByInetAddress(address) != null;
-            } catch (SocketException ignored) {
-                local = true; // cannot tell: say what the OS said
-            }
-            if (!local) {
+            if (!isOfThisMachine(address)) {
                 return address.getHostAddress() + " is not an address of this machine (" + os.replaceFirst("^bind\\(\\.\\.\\) failed: ", "") + ")";
             }
             if (os.contains("in use")) {
@@ -187,9 +227,10 @@ public final class PrefetchServer implements AutoCloseable {
         return address;
     }
 
-    /** @return the Flight location of this server, {@code grpc+tcp://HOST:PORT} */
+    /** @return the Flight location of this server, {@code grpc+tcp://HOST:PORT} ({@code grpc+tls://} with TLS) */
     public Location location() {
-        return Location.forGrpcInsecure(address.getAddress().getHostAddress(), port());
+        String host = address.getAddress().getHostAddress();
+        return tls ? Location.forGrpcTls(host, port()) : Location.forGrpcInsecure(host, port());
     }
 
     /** @return the dataset root, absolute and normalized, as the builder was given it */
@@ -211,6 +252,16 @@ public final class PrefetchServer implements AutoCloseable {
      */
     public BufferAllocator arrowAllocator() {
         return arrow;
+    }
+
+    /** @return the limits the server enforces */
+    public ServerLimits limits() {
+        return limits;
+    }
+
+    /** @return the connection and call limits in force (tests look at their counts) */
+    ConnectionGuard guard() {
+        return guard;
     }
 
     /** @return sessions not yet freed: streams in progress, and finished ones whose last buffers gRPC still holds */
@@ -269,8 +320,8 @@ public final class PrefetchServer implements AutoCloseable {
     }
 
     /**
-     * Configures a {@link PrefetchServer}: the address, the dataset root and the memory budget; the place for further
-     * options (authentication, TLS, limits). Not thread-safe.
+     * Configures a {@link PrefetchServer}: the address, the dataset root, the memory budget, authentication, TLS and
+     * limits. Not thread-safe.
      */
     public static final class Builder {
         private final Path root;
@@ -280,14 +331,18 @@ public final class PrefetchServer implements AutoCloseable {
         private BufferAllocator arrow;
         private boolean allowSystemRoot;
         private Cluster cluster;
+        private String token;
+        private Path tlsCert;
+        private Path tlsKey;
+        private ServerLimits limits = ServerLimits.defaults();
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
         }
 
         /**
-         * @param address the address to listen on; 127.0.0.1 (loopback only) by default, since the server has no
-         *     authentication yet
+         * @param address the address to listen on; 127.0.0.1 (loopback only) by default; any address that is not
+         *     loopback needs {@link #token} ({@link #start()} refuses otherwise)
          * @return this
          */
         public Builder bind(String address) {
@@ -355,13 +410,52 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Requires every call to carry {@code Authorization: Bearer TOKEN} ({@link BearerAuth}); others end
+         * UNAUTHENTICATED. Needed to bind an address that is not loopback.
+         *
+         * @param token the shared token, 16 to 4096 printable ASCII characters ({@link BearerAuth#check}), or null
+         *     for none
+         * @return this
+         * @throws IllegalArgumentException if the token is not valid (the message does not quote it)
+         */
+        public Builder token(String token) {
+            this.token = token == null ? null : BearerAuth.check(token);
+            return this;
+        }
+
+        /**
+         * Serves over TLS ({@code grpc+tls}); clients trust the certificate or its CA
+         * ({@link PrefetchClient.Builder#tls}).
+         *
+         * @param certificateChain PEM certificate chain, the server's first
+         * @param privateKey PEM private key in PKCS#8 ({@code BEGIN PRIVATE KEY}), unencrypted
+         * @return this
+         */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            this.tlsCert = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * @param limits connections, sessions, idle timeout, largest message and memory budget
+         *     (default {@link ServerLimits#defaults()})
+         * @return this
+         */
+        public Builder limits(ServerLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        /**
          * Binds and starts serving.
          *
          * @return the running server, owned by the caller
          * @throws IOException if the root is not a directory, or is {@code /} or a system directory without
          *     {@link #allowSystemRoot()}, or the address cannot be bound: one line
          *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
-         *     or the port in use
+         *     or the port in use; a non-loopback address without {@link #token}; a TLS certificate or key that cannot
+         *     be read
          */
         public PrefetchServer start() throws IOException {
             return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
