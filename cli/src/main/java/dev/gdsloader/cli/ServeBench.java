@@ -314,12 +314,33 @@ final class ServeBench {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments()); // the JVM flags this JVM runs with
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ServeBenchIpcChild.class.getName(),
+        cmd.addAll(List.of("-cp", childClassPath(), ServeBenchIpcChild.class.getName(),
                 "127.0.0.1", Integer.toString(port), name, options.toJson(), Integer.toString(epochs),
                 Long.toString(timeout.toSeconds())));
         JsonNode r = resultLine(new ProcessBuilder(cmd), IPC_RESULT, "the CUDA IPC child JVM", timeout, System.err);
         return new Moved(r.path("bytes").asLong(), r.path("records").asLong(), r.path("seconds").asDouble(), 0,
                 r.path("pathTaken").asText());
+    }
+
+    /**
+     * The class path of the IPC child: what URL class loaders above this class add (the JUnit console launcher's
+     * {@code --class-path}, as benchmarks/device/gpu-tests.sh runs the GPU tests) and this JVM's class path.
+     */
+    private static String childClassPath() {
+        java.util.LinkedHashSet<String> entries = new java.util.LinkedHashSet<>();
+        for (ClassLoader l = ServeBench.class.getClassLoader(); l != null; l = l.getParent()) {
+            if (l instanceof java.net.URLClassLoader u) {
+                for (java.net.URL url : u.getURLs()) {
+                    try {
+                        entries.add(Path.of(url.toURI()).toString());
+                    } catch (java.net.URISyntaxException | IllegalArgumentException e) {
+                        // not a file: the child cannot use it either
+                    }
+                }
+            }
+        }
+        entries.addAll(List.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator)));
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     private static Row python(Config c, int port, Path data, Row host1, PrintStream log) throws IOException, InterruptedException {
