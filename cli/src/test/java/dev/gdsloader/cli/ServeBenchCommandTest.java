@@ -2,6 +2,7 @@ package dev.gdsloader.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -73,6 +74,63 @@ class ServeBenchCommandTest {
                 rows.get("python").toString());
         assertEquals(">= 0.5", one.path("acceptance").asText());
         assertEquals(">= 2", four.path("acceptance").asText());
+    }
+
+    /**
+     * {@code --python CMD}: the command runs as a child with {@code --data DATA --location grpc://127.0.0.1:PORT
+     * --batch-size B --epochs E --no-raw} while the bench's server listens there, and its {@code BENCH_JSON} line
+     * becomes the python row (ratio to host-1). pyarrow is not on the build machine, so CMD here is a stdlib stand-in
+     * for clients/python/tests/bench_host.py that checks its arguments and connects to the port; the real script runs
+     * on the GPU machine (benchmarks/device/service.sh). A child that fails is reported with its status and last lines.
+     */
+    @Test
+    void thePythonCommandRunsAgainstTheSameServerAndItsJsonLineBecomesARow() throws Exception {
+        assumeTrue(onPath("python3"), "python3 is not on PATH");
+        Path data = dir.resolve("data").resolve("bench");
+        assertEquals(0, CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "1MiB",
+                "--shards", "2", "--record-bytes", "4KiB").exitCode());
+        Path script = dir.resolve("standin.py");
+        Files.writeString(script, String.join("\n",
+                "import argparse, json, socket, sys",
+                "ap = argparse.ArgumentParser()",
+                "for a in ('--data', '--location', '--batch-size', '--epochs'): ap.add_argument(a, required=True)",
+                "ap.add_argument('--no-raw', action='store_true', required=True)",
+                "ap.add_argument('--fail', action='store_true')",
+                "a = ap.parse_args()",
+                "host, port = a.location[len('grpc://'):].rsplit(':', 1)",
+                "socket.create_connection((host, int(port)), timeout=10).close()",
+                "print('connected to', a.location, 'for', a.data)",
+                "if a.fail: print('it broke'); sys.exit(3)",
+                "print('BENCH_JSON ' + json.dumps({'GBps': 0.05, 'records_per_s': 1234.5, 'batch': int(a.batch_size), 'epochs': int(a.epochs)}))",
+                ""));
+        Path out = Files.createDirectories(dir.resolve("py"));
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
+                "--batch-size", "8", "--python", "python3 " + script, "--out", out.toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        assertTrue(run.out().contains("connected to grpc://127.0.0.1:"), run.out());
+        Map<String, JsonNode> rows = new HashMap<>();
+        new ObjectMapper().readTree(Files.readString(out.resolve("serve-bench.json"))).path("rows")
+                .forEach(r -> rows.put(r.path("id").asText(), r));
+        JsonNode py = rows.get("python");
+        assertTrue(py.path("skipped").isNull(), py.toString());
+        assertEquals(0.05, py.path("gbps").asDouble(), 1e-12);
+        assertEquals(1234.5, py.path("recordsPerSecond").asDouble(), 1e-9);
+        assertEquals(0.05 / rows.get("host-1").path("gbps").asDouble(), py.path("ratio").asDouble(), 1e-9);
+
+        CommandRun failed = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
+                "--batch-size", "8", "--python", "python3 " + script + " --fail");
+        assertEquals(2, failed.exitCode(), failed.toString());
+        assertTrue(failed.err().contains("the Python client exited with status 3 without a 'BENCH_JSON' line")
+                && failed.err().contains("it broke"), failed.toString());
+    }
+
+    private static boolean onPath(String program) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Test
