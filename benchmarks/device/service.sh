@@ -10,8 +10,8 @@
 #      script against it (`bench_host.py --data DATA --location grpc://127.0.0.1:PORT --batch-size 128 --epochs 2`),
 #      compared with serve-bench's host-1 row;
 #   4. one summary of the four acceptance ratios.
-#   SIZE=2GiB  BATCH=128  EPOCHS=2  CLIENTS=1,32  SERVE_BENCH_FLAGS= (e.g. --no-direct; the Python script always asks
-#   for the loader's default, O_DIRECT, so with --no-direct its row is not like for like)
+#   SIZE=2GiB  BATCH=128  EPOCHS=2  CLIENTS=1,32  SERVE_BENCH_FLAGS= (e.g. --direct; the Python script leaves O_DIRECT
+#   to the loader's choice, buffered for 2 GiB on this host, so with --direct/--no-direct its row is not like for like)
 # The JSON report goes to $OUT/serve-bench/serve-bench.json, the Python line to $OUT/python-serve.json, the log to
 # $OUT/service.log when OUT is set. Exit 1 if a part failed.
 # Pack first, here: benchmarks/device/pack.sh; then carrying .device: bash benchmarks/device/service.sh

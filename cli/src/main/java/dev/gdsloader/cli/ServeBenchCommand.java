@@ -44,9 +44,13 @@ final class ServeBenchCommand implements Callable<Integer> {
     @Option(names = "--batch-size", defaultValue = "128", description = "records per batch (default: ${DEFAULT-VALUE})")
     int batchSize;
 
-    @Option(names = "--no-direct", description = "buffered reads (page cache) instead of O_DIRECT; the Python client's "
-            + "script asks for the loader's default (O_DIRECT), so leave this off when comparing with it")
+    @Option(names = "--no-direct", description = "buffered reads (page cache) instead of the loader's choice (buffered when the "
+            + "dataset fits in half of the host's memory, else O_DIRECT); the Python client's script leaves the choice to "
+            + "the loader, so leave this and --direct off when comparing with it")
     boolean noDirect;
+
+    @Option(names = "--direct", description = "O_DIRECT reads instead of the loader's choice")
+    boolean direct;
 
     @Option(names = "--ipc-path", defaultValue = "AUTO", description = "read path of the CUDA IPC rows (server and in-process loader) (default: ${DEFAULT-VALUE})")
     ReadPath ipcPath;
@@ -94,7 +98,11 @@ final class ServeBenchCommand implements Callable<Integer> {
         if (device < 0) {
             throw new IllegalArgumentException("--device: " + device + " is negative");
         }
-        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withDirectIo(!noDirect);
+        if (direct && noDirect) {
+            throw new IllegalArgumentException("--direct and --no-direct: give one of them, or neither for the loader's choice");
+        }
+        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withDirectIo(direct ? Boolean.TRUE
+                : noDirect ? Boolean.FALSE : null);
         List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
                 Duration.ofSeconds(timeoutSeconds));

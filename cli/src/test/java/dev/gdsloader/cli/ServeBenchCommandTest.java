@@ -142,9 +142,12 @@ class ServeBenchCommandTest {
     }
 
     @Test
-    void aMissingDatasetDirectoryIsRefusedInOneLine() {
+    void aMissingDatasetDirectoryAndContradictoryReadFlagsAreRefusedInOneLine() {
         CommandRun run = CommandRun.execute(new ServeBenchCommand(), dir.resolve("nope").toString());
         assertEquals(2, run.exitCode(), run.toString());
         assertTrue(run.err().contains("nope: not a directory"), run.toString());
+        CommandRun both = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--direct", "--no-direct");
+        assertEquals(2, both.exitCode(), both.toString());
+        assertTrue(both.err().contains("--direct and --no-direct: give one of them"), both.toString());
     }
 }
