@@ -54,7 +54,9 @@ show gds serve-bench "$data" --clients "$clients" --epochs "$epochs" --batch-siz
 if [ "$python_ok" = yes ]; then
   part "3. the Python client against gdsloader serve (its own JVM) on the same data"
   log="$work/serve.out"
-  gds serve "$root" --port 0 > "$log" 2>&1 &
+  # exec in a subshell: $! is the server's JVM itself, so the kill below ends it (a backgrounded function would
+  # leave its java child running)
+  ( exec java "${jvm_flags[@]}" -cp "${GDS_CP:-.device/lib/*}" dev.gdsloader.cli.GdsLoaderMain serve "$root" --port 0 ) > "$log" 2>&1 &
   server_pid=$!
   port=""
   for _ in $(seq 1 300); do
