@@ -54,8 +54,8 @@ show gds serve-bench "$data" --clients "$clients" --epochs "$epochs" --batch-siz
 if [ "$python_ok" = yes ]; then
   part "3. the Python client against gdsloader serve (its own JVM) on the same data"
   log="$work/serve.out"
-  # exec in a subshell: $! is the server's JVM itself, so the kill below ends it (a backgrounded function would
-  # leave its java child running)
+  # `gds` spelled out with exec in a subshell (java @.device/jvm-flags through common.sh's jvm_flags): $! is the
+  # server's JVM itself, so the kill below ends it (a backgrounded function would leave its java child running)
   ( exec java "${jvm_flags[@]}" -cp "${GDS_CP:-.device/lib/*}" dev.gdsloader.cli.GdsLoaderMain serve "$root" --port 0 ) > "$log" 2>&1 &
   server_pid=$!
   port=""
