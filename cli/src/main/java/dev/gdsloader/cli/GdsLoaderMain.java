@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
             ChecksumCommand.class, OverlapCommand.class, RanksCommand.class,
             LatencyCommand.class, RandomCommand.class, P2pCommand.class, FanOutCommand.class, SweepCommand.class, PlotCommand.class, InspectCommand.class, VerifyCommand.class,
             ServeCommand.class,
+            ServeBenchCommand.class,
             CommandLine.HelpCommand.class})
 public final class GdsLoaderMain {
     /** Held so the level set on it stays (java.util.logging keeps loggers weakly). */

@@ -1,0 +1,123 @@
+package dev.gdsloader.cli;
+
+import dev.gdsloader.loader.LoaderOptions;
+import dev.gdsloader.loader.ReadPath;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code gdsloader serve-bench}: the prefetch service's throughput (issue 12) against a raw loopback TCP copy, in one
+ * run: see {@link ServeBench} for what each row measures.
+ */
+@Command(name = "serve-bench", mixinStandardHelpOptions = true,
+        description = "Throughput of the prefetch service (Arrow Flight) in one run on this machine, with a server over "
+                + "DATA_DIR's parent in this process on a free loopback port: (loopback) a raw loopback TCP copy of the "
+                + "same bytes; (host-1) one Java client, HOST delivery, every batch touched; (host-N) N clients at once, "
+                + "rank r of N each; (ipc) CUDA IPC delivery to a child JVM against the same loader in this process "
+                + "(skipped without a GPU, saying why); (python) the Python client with --python. GB/s = 1e9 B/s of "
+                + "dataset columns; each row after one warm-up epoch.")
+final class ServeBenchCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "DATA_DIR", description = "dataset directory (e.g. from gdsloader generate); "
+            + "served under its parent by its directory name")
+    Path data;
+
+    @Option(names = "--clients", defaultValue = "1,32", split = ",",
+            description = "client counts: 1 is the single-client row (always run), each other count N a row of N clients "
+                    + "at once (default: ${DEFAULT-VALUE})")
+    List<Integer> clients;
+
+    private static final Checks.Range CLIENTS = new Checks.Range("--clients", 1, 1024);
+
+    @Option(names = "--epochs", defaultValue = "2", description = "measured epochs per row, after one warm-up epoch, 1..1000 (default: ${DEFAULT-VALUE})")
+    int epochs;
+
+    private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
+
+    @Option(names = "--batch-size", defaultValue = "128", description = "records per batch (default: ${DEFAULT-VALUE})")
+    int batchSize;
+
+    @Option(names = "--no-direct", description = "buffered reads (page cache) instead of the loader's choice (buffered when the "
+            + "dataset fits in half of the host's memory, else O_DIRECT); the Python client's script leaves the choice to "
+            + "the loader, so leave this and --direct off when comparing with it")
+    boolean noDirect;
+
+    @Option(names = "--direct", description = "O_DIRECT reads instead of the loader's choice")
+    boolean direct;
+
+    @Option(names = "--ipc-path", defaultValue = "AUTO", description = "read path of the CUDA IPC rows (server and in-process loader) (default: ${DEFAULT-VALUE})")
+    ReadPath ipcPath;
+
+    @Option(names = "--device", defaultValue = "0", description = "GPU of the CUDA IPC rows (default: ${DEFAULT-VALUE})")
+    int device;
+
+    @Option(names = "--python", paramLabel = "CMD", description = "run the Python client's throughput script against the "
+            + "same server, e.g. 'python3 " + ServeBench.PYTHON_SCRIPT + "' (split at spaces; serve-bench adds --data, "
+            + "--location, --batch-size, --epochs, --no-raw)")
+    String python;
+
+    @Option(names = "--timeout", defaultValue = "120", description = "longest wait for a batch, in seconds, 1..3600 (default: ${DEFAULT-VALUE})")
+    int timeoutSeconds;
+
+    private static final Checks.Range TIMEOUT = new Checks.Range("--timeout", 1, 3600);
+
+    @Option(names = "--json", description = "also print the report as one JSON line at the end")
+    boolean json;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "also write serve-bench.json here")
+    Path out;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        Checks.BATCH_SIZE.check(batchSize);
+        EPOCHS.check(epochs);
+        TIMEOUT.check(timeoutSeconds);
+        List<Integer> many = new ArrayList<>();
+        for (int n : clients) {
+            CLIENTS.check(n);
+            if (n > 1 && !many.contains(n)) {
+                many.add(n);
+            }
+        }
+        if (!Files.isDirectory(data)) {
+            throw new IllegalArgumentException(data + ": not a directory (a dataset directory, e.g. from gdsloader generate)");
+        }
+        if (out != null) {
+            Checks.usableOutputDir("--out", out);
+        }
+        if (device < 0) {
+            throw new IllegalArgumentException("--device: " + device + " is negative");
+        }
+        if (direct && noDirect) {
+            throw new IllegalArgumentException("--direct and --no-direct: give one of them, or neither for the loader's choice");
+        }
+        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withDirectIo(direct ? Boolean.TRUE
+                : noDirect ? Boolean.FALSE : null);
+        List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
+        ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
+                Duration.ofSeconds(timeoutSeconds));
+        List<ServeBench.Row> rows = ServeBench.run(config, System.out);
+        ServeBench.print(rows, System.out);
+        String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        String report = ServeBench.json(rows, config, command).toString();
+        if (out != null) {
+            Path f = out.resolve("serve-bench.json");
+            Files.writeString(f, report + "\n");
+            System.out.println("wrote " + f);
+        }
+        if (json) {
+            System.out.println(report);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,153 @@
+package dev.gdsloader.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.loader.dataset.Dataset;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code gdsloader serve-bench} on the host path over a small generated dataset (a real server on loopback, real
+ * clients, a real loopback socket copy): every row but the GPU ones is measured, with the byte and record counts the
+ * dataset implies; without a GPU the CUDA IPC rows say why they were skipped; the Python row says how to ask for it.
+ */
+@Timeout(120)
+class ServeBenchCommandTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void measuresEveryHostRowOfASmallDatasetAndSaysWhyTheGpuRowsAreSkipped() throws Exception {
+        Path data = dir.resolve("data").resolve("bench");
+        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "4MiB",
+                "--shards", "3", "--record-bytes", "4KiB");
+        assertEquals(0, gen.exitCode(), gen.toString());
+        Dataset d = Dataset.open(data);
+        long dataBytes = d.dataBytes();
+        long records = d.recordCount();
+        Path out = Files.createDirectories(dir.resolve("out"));
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1,4", "--epochs", "2",
+                "--batch-size", "16", "--json", "--out", out.toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        JsonNode report = new ObjectMapper().readTree(Files.readString(out.resolve("serve-bench.json")));
+        String lastLine = run.out().strip().lines().reduce((a, b) -> b).orElseThrow();
+        assertEquals(report, new ObjectMapper().readTree(lastLine), "--json prints the report written to --out");
+        Map<String, JsonNode> rows = new HashMap<>();
+        report.path("rows").forEach(r -> rows.put(r.path("id").asText(), r));
+        assertEquals(java.util.Set.of("loopback", "host-1", "host-4", "ipc-in-process", "ipc", "python"), rows.keySet(), run.toString());
+
+        JsonNode one = rows.get("host-1");
+        assertEquals(2 * dataBytes, one.path("bytes").asLong(), "host-1 reads the dataset's bytes in each of 2 epochs");
+        assertEquals(2 * records, one.path("records").asLong());
+        assertTrue(one.path("gbps").asDouble() > 0, one.toString());
+        JsonNode loop = rows.get("loopback");
+        assertEquals(one.path("bytes").asLong(), loop.path("bytes").asLong(), "the ceiling moves as many bytes as host-1");
+        assertTrue(loop.path("gbps").asDouble() > 0, loop.toString());
+        assertEquals(one.path("gbps").asDouble() / loop.path("gbps").asDouble(), one.path("ratio").asDouble(), 1e-9);
+        assertEquals("loopback", one.path("ratioTo").asText());
+        JsonNode four = rows.get("host-4");
+        assertEquals(2 * dataBytes, four.path("bytes").asLong(), "4 ranks read the dataset once per epoch together");
+        assertEquals(2 * records, four.path("records").asLong());
+        assertEquals(four.path("gbps").asDouble() / one.path("gbps").asDouble(), four.path("ratio").asDouble(), 1e-9);
+        for (String id : new String[] {"loopback", "host-1", "host-4"}) {
+            assertTrue(rows.get(id).path("skipped").isNull(), id + " measured");
+            assertTrue(run.out().lines().anyMatch(l -> l.startsWith(id + " ") && !l.contains("skipped")), id + " printed:\n" + run.out());
+        }
+        if (!Cuda.availability().available()) {
+            for (String id : new String[] {"ipc-in-process", "ipc"}) {
+                assertTrue(rows.get(id).path("skipped").asText().startsWith("no GPU: "), rows.get(id).toString());
+                assertTrue(run.out().lines().anyMatch(l -> l.startsWith(id + " ") && l.contains("skipped: no GPU: ")), run.out());
+            }
+        }
+        assertTrue(rows.get("python").path("skipped").asText().contains("--python 'python3 clients/python/tests/bench_host.py'"),
+                rows.get("python").toString());
+        assertEquals(">= 0.5", one.path("acceptance").asText());
+        assertEquals(">= 2", four.path("acceptance").asText());
+    }
+
+    /**
+     * {@code --python CMD}: the command runs as a child with {@code --data DATA --location grpc://127.0.0.1:PORT
+     * --batch-size B --epochs E --no-raw} while the bench's server listens there, and its {@code BENCH_JSON} line
+     * becomes the python row (ratio to host-1). pyarrow is not on the build machine, so CMD here is a stdlib stand-in
+     * for clients/python/tests/bench_host.py that checks its arguments and connects to the port; the real script runs
+     * on the GPU machine (benchmarks/device/service.sh). A child that fails is reported with its status and last lines.
+     */
+    @Test
+    void thePythonCommandRunsAgainstTheSameServerAndItsJsonLineBecomesARow() throws Exception {
+        assumeTrue(onPath("python3"), "python3 is not on PATH");
+        Path data = dir.resolve("data").resolve("bench");
+        assertEquals(0, CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "1MiB",
+                "--shards", "2", "--record-bytes", "4KiB").exitCode());
+        Path script = dir.resolve("standin.py");
+        Files.writeString(script, String.join("\n",
+                "import argparse, json, socket, sys",
+                "ap = argparse.ArgumentParser()",
+                "for a in ('--data', '--location', '--batch-size', '--epochs'): ap.add_argument(a, required=True)",
+                "ap.add_argument('--no-raw', action='store_true', required=True)",
+                "ap.add_argument('--fail', action='store_true')",
+                "a = ap.parse_args()",
+                "host, port = a.location[len('grpc://'):].rsplit(':', 1)",
+                "socket.create_connection((host, int(port)), timeout=10).close()",
+                "print('connected to', a.location, 'for', a.data)",
+                "if a.fail: print('it broke'); sys.exit(3)",
+                "print('BENCH_JSON ' + json.dumps({'GBps': 0.05, 'records_per_s': 1234.5, 'batch': int(a.batch_size), 'epochs': int(a.epochs)}))",
+                ""));
+        Path out = Files.createDirectories(dir.resolve("py"));
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
+                "--batch-size", "8", "--python", "python3 " + script, "--out", out.toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        assertTrue(run.out().contains("connected to grpc://127.0.0.1:"), run.out());
+        Map<String, JsonNode> rows = new HashMap<>();
+        new ObjectMapper().readTree(Files.readString(out.resolve("serve-bench.json"))).path("rows")
+                .forEach(r -> rows.put(r.path("id").asText(), r));
+        JsonNode py = rows.get("python");
+        assertTrue(py.path("skipped").isNull(), py.toString());
+        assertEquals(0.05, py.path("gbps").asDouble(), 1e-12);
+        assertEquals(1234.5, py.path("recordsPerSecond").asDouble(), 1e-9);
+        assertEquals(0.05 / rows.get("host-1").path("gbps").asDouble(), py.path("ratio").asDouble(), 1e-9);
+
+        CommandRun failed = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
+                "--batch-size", "8", "--python", "python3 " + script + " --fail");
+        assertEquals(2, failed.exitCode(), failed.toString());
+        assertTrue(failed.err().contains("the Python client exited with status 3 without a 'BENCH_JSON' line")
+                && failed.err().contains("it broke"), failed.toString());
+    }
+
+    private static boolean onPath(String program) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void touchReadsEveryPageAndTheLastByte() {
+        ByteBuffer b = ByteBuffer.allocate(3 * 4096 + 3);
+        b.putLong(0, 1).putLong(4096, 10).putLong(8192, 100).put(b.limit() - 1, (byte) 7).putLong(8, 1000);
+        assertEquals(118, ServeBench.touch(b));
+        assertEquals(0, ServeBench.touch(ByteBuffer.allocate(0)));
+    }
+
+    @Test
+    void aMissingDatasetDirectoryAndContradictoryReadFlagsAreRefusedInOneLine() {
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), dir.resolve("nope").toString());
+        assertEquals(2, run.exitCode(), run.toString());
+        assertTrue(run.err().contains("nope: not a directory"), run.toString());
+        CommandRun both = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--direct", "--no-direct");
+        assertEquals(2, both.exitCode(), both.toString());
+        assertTrue(both.err().contains("--direct and --no-direct: give one of them"), both.toString());
+    }
+}
