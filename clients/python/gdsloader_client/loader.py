@@ -428,7 +428,13 @@ class FlightLoader:
 
     def __len__(self) -> int:
         """Batches per epoch on this rank, as the server's GetFlightInfo says (``batchesPerEpoch``)."""
-        _, expected = self._plan(self._epoch)
+        failing_since, delays = None, None
+        while True:
+            try:
+                _, expected = self._plan(self._epoch)
+                break
+            except Exception as e:
+                failing_since, delays = self._backoff_or_raise(e, failing_since, delays, "GetFlightInfo")
         if expected is None:
             raise TypeError("the server's FlightInfo has no batchesPerEpoch")
         return expected
@@ -545,6 +551,27 @@ class FlightLoader:
                 payload = self._request(pos.epoch, pos.state)
         return _Stream(self, self._client(uri), payload, pos)
 
+    def _backoff_or_raise(self, e: Exception, failing_since: Optional[float], delays: Any,
+                          where: str) -> Tuple[float, Any]:
+        """After a failure: re-raise a refusal; else wait the next backoff delay, forget the connections and count a
+        reconnect; or raise :class:`ReconnectError` once ``reconnect_deadline`` has passed since the first failure
+        without progress. Returns the (failing_since, delays) to pass next time."""
+        if not P.is_transient(e):
+            raise e
+        now = time.monotonic()
+        if failing_since is None:
+            failing_since = now
+            delays = P.backoff_delays(*self.backoff)
+        if now - failing_since > self.reconnect_deadline:
+            raise ReconnectError(
+                f"gdsloader server at {self.location} unreachable for {now - failing_since:.1f} s "
+                f"(reconnect_deadline {self.reconnect_deadline} s), {where}: {e}") from e
+        self._drop_clients()
+        self._info_cache.clear()
+        time.sleep(min(next(delays), max(0.0, failing_since + self.reconnect_deadline - now)))
+        self.reconnects += 1
+        return failing_since, delays
+
     def _run_epoch(self, pos: Position) -> Iterator[Batch]:
         epoch = pos.epoch
         failing_since: Optional[float] = None
@@ -586,21 +613,12 @@ class FlightLoader:
                     if stream is not None:
                         stream.close()
                         stream = None
-                    if not P.is_transient(e):
-                        raise
-                    now = time.monotonic()
-                    if failing_since is None:
-                        failing_since = now
-                        delays = P.backoff_delays(*self.backoff)
-                    if now - failing_since > self.reconnect_deadline:
-                        raise ReconnectError(
-                            f"gdsloader server at {self.location} unreachable for {now - failing_since:.1f} s "
-                            f"(reconnect_deadline {self.reconnect_deadline} s), epoch {epoch} after "
-                            f"{pos.batches} batches: {e}") from e
-                    self._drop_clients()
-                    self._info_cache.clear()
-                    time.sleep(min(next(delays), max(0.0, failing_since + self.reconnect_deadline - now)))
-                    self.reconnects += 1
+                    if (P.is_transient(e) and self._info_cache.get(epoch, ([], None))[1] is not None
+                            and len(self._info_cache[epoch][0]) == 1
+                            and pos.batches >= self._info_cache[epoch][1]):
+                        break  # every batch arrived; only the end of the stream was lost
+                    failing_since, delays = self._backoff_or_raise(
+                        e, failing_since, delays, f"epoch {epoch} after {pos.batches} batches")
             # the epoch is complete
             if self._pos is pos:
                 self._pos = None
