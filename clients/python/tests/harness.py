@@ -25,7 +25,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+# The checkout whose ./gdsloader the tests run (default: the one these tests are in).
+REPO = os.path.abspath(os.environ.get("GDSLOADER_REPO") or os.path.join(HERE, "..", "..", ".."))
 GDSLOADER = os.path.join(REPO, "gdsloader")
 
 
