@@ -235,10 +235,20 @@ class _Stream:
     def finish(self) -> None:
         """Normal end of the stream: tell the server we are done writing, then free everything."""
         if self.writer is not None and not self.closed:
+            # Half-close, then wait for the server's final status (it frees the session's slots only after our side
+            # is complete, since we map them until then); bounded by the read deadline.
+            wd = self.loader._watchdog
+            if wd is not None:
+                wd.arm(self.reader)
             try:
                 self.writer.done_writing()
+                self.writer.close()
             except Exception:
                 pass
+            finally:
+                if wd is not None:
+                    wd.disarm()
+            self.writer = None
         self.close()
 
     def close(self) -> None:

@@ -186,5 +186,90 @@ def _():
             assert sum(1 for _ in loader) == 7
 
 
+class FileSlotsContext:
+    """Stands in for cuda_ipc.IpcStreamContext against the contract server's CUDA_IPC flow: a "handle" names a
+    shared-memory slot file, mapped once per handle (np.memmap) and viewed at the column's offset. Lets the
+    DoExchange flow (metadata, one mapping per slot, release after use, half-close, resume) run without a GPU;
+    the real CuPy / DLPack path runs in flight_tests.py on the GPU machine."""
+
+    opened = 0
+
+    def __init__(self, device, output):
+        self.maps = {}
+        self.waits = 0
+
+    def columns(self, meta):
+        out = {}
+        for c in meta.columns:
+            m = self.maps.get(c.handle)
+            if m is None:
+                path = c.handle.rstrip(b"\0").decode()
+                m = self.maps[c.handle] = np.memmap(path, mode="r")
+                FileSlotsContext.opened += 1
+            n = int(np.prod(c.shape))
+            out[c.name] = np.frombuffer(m, dtype=np.dtype(c.dtype.numpy), count=n, offset=c.offset).reshape(c.shape)
+        return out
+
+    def wait_for_consumer(self):
+        self.waits += 1
+
+    def close(self):
+        self.maps.clear()
+
+
+def with_file_slots(fn):
+    from gdsloader_client import cuda_ipc
+    real = cuda_ipc.IpcStreamContext
+    cuda_ipc.IpcStreamContext = FileSlotsContext
+    FileSlotsContext.opened = 0
+    try:
+        fn()
+    finally:
+        cuda_ipc.IpcStreamContext = real
+
+
+@test("contract CUDA_IPC flow (file slots for GPU slots): exactly once, slots mapped once, released after use")
+def _():
+    def body():
+        with ContractServer() as s, ld(s, 64, delivery="CUDA_IPC", options={"prefetchDepth": 3}) as loader:
+            chk = EpochCheck(REF, "ipc flow")
+            prev = None
+            for b in loader:
+                assert prev is None or prev.released, "the previous batch was not released when the next came"
+                assert not b.released
+                chk.add(b, 0)
+                prev = b
+            assert prev.released, "the last batch was not released at the end of the loop"
+            chk.finish()
+            assert FileSlotsContext.opened == 3, f"{FileSlotsContext.opened} mappings for 3 slots"
+    with_file_slots(body)
+
+
+@test("contract CUDA_IPC flow: explicit release, break and continue, kill -9 resume: exactly once")
+def _():
+    def body():
+        s = ContractServer("--delay-ms", "10").start()
+        try:
+            chk = EpochCheck(REF, "ipc resume")
+            with ld(s, 32, delivery="CUDA_IPC", shuffle=True, seed=2, reconnect_deadline=30,
+                    options={"prefetchDepth": 2}) as loader:
+                for i, b in enumerate(loader):
+                    chk.add(b, 0)
+                    b.release()
+                    if i == 5:
+                        break
+                for i, b in enumerate(loader):
+                    chk.add(b, 0)
+                    if i == 20:
+                        s.kill9()
+                        threading.Timer(1.0, s.start).start()
+                assert loader.reconnects >= 1
+            chk.finish()
+        finally:
+            time.sleep(1.5)
+            s.kill9()
+    with_file_slots(body)
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A small pure-Python implementation of the HOST half of the Flight contract (protocol v3), for checking the
-client on a machine without the Java build or a GPU. It is NOT the product: the real tests (flight_tests.py) run
+"""A small pure-Python implementation of the Flight contract (protocol v3), for checking the client on a machine
+without the Java build or a GPU (CUDA_IPC's message flow with shared-memory files standing in for GPU slots). It is NOT the product: the real tests (flight_tests.py) run
 the Java server. It serves ``<column>-<NNNNN>.npy`` datasets under a root: GetFlightInfo (schema, one endpoint,
 batchesPerEpoch), DoGet of one epoch (sequential or a seeded global shuffle; EXACT_ONCE rank split), batch
 app_metadata with a resumable state, and resume from that state.
@@ -72,23 +72,108 @@ class Server(fl.FlightServerBase):
         if got.get("authorization") != f"Bearer {self.token}":
             raise fl.FlightUnauthenticatedError("missing or wrong bearer token")
 
-    def _request(self, raw):
+    def do_exchange(self, context, descriptor, reader, writer):
+        """CUDA_IPC's message flow with host shared-memory files standing in for GPU slots (no GPU needed): each
+        batch's columns are written into a free slot file, the 64-byte "ipcHandle" names that file, and a slot is
+        reused only after the client's {"release": id}; at most prefetchDepth slots are lent at once."""
+        import base64
+        import threading
+        self._auth(context)
+        req = self._request(descriptor.command, ipc=True)
+        cols = load(self.root, req["dataset"])
+        epoch, bs = req.get("epoch", 0), req["options"]["batchSize"]
+        sampler = req["options"].get("sampler", {})
+        depth = req["options"].get("prefetchDepth", 4)
+        idx = order(len(next(iter(cols.values()))), sampler, epoch)
+        first = 0 if req.get("state") is None else req["state"]["batchesConsumed"]
+        slot_bytes = sum(a[0].nbytes for a in cols.values()) * bs
+        slot_dir = os.environ.get("CONTRACT_SLOT_DIR", "/dev/shm")
+        slots = [os.path.join(slot_dir, f"gdsl-contract-{os.getpid()}-{id(req)}-{k}") for k in range(depth)]
+        for path in slots:
+            with open(path, "wb") as f:
+                f.truncate(max(slot_bytes, 1))
+        lent = {}  # batch id -> slot
+        cv = threading.Condition()
+        done = []
+
+        def releases():
+            try:
+                while True:
+                    chunk = reader.read_chunk()
+                    msg = json.loads(bytes(chunk.app_metadata))
+                    with cv:
+                        if msg.get("release") not in lent:
+                            raise ValueError(f"release of unknown batch {msg}")
+                        lent.pop(msg["release"])
+                        cv.notify_all()
+            except StopIteration:
+                pass
+            finally:
+                with cv:
+                    done.append(True)
+                    cv.notify_all()
+        t = threading.Thread(target=releases, daemon=True)
+        t.start()
+        schema = pa.schema([pa.field("_record", pa.int64(), nullable=False),
+                            pa.field("_padding", pa.bool_(), nullable=False)])
+        writer.begin(schema)
+        try:
+            for b in range(first, -(-len(idx) // bs)):
+                if self.delay:
+                    time.sleep(self.delay)
+                with cv:
+                    while len(lent) >= depth and not done:
+                        cv.wait()
+                    if done:
+                        return
+                    slot = next(k for k in range(depth) if k not in lent.values())
+                    lent[b] = slot
+                rec = idx[b * bs:(b + 1) * bs]
+                columns, offset = [], 0
+                with open(slots[slot], "r+b") as f:
+                    for name, arr in cols.items():
+                        data = np.ascontiguousarray(arr[rec])
+                        f.seek(offset)
+                        f.write(data.tobytes())
+                        handle = slots[slot].encode().ljust(64, b"\0")
+                        columns.append({"name": name, "dtype": ARROW[arr.dtype.str][1], "shape": list(data.shape),
+                                        "bytes": data.nbytes, "offset": offset, "device": 0,
+                                        "ipcHandle": base64.b64encode(handle).decode()})
+                        offset += data.nbytes
+                state = {"version": 2, "epoch": epoch, "batchesConsumed": b + 1, "records": len(idx),
+                         "batchSize": bs, "sampler": sampler}
+                meta = {"id": b, "epoch": epoch, "index": b, "padding": 0, "state": state, "columns": columns,
+                        "event": None}
+                rb = pa.RecordBatch.from_arrays([pa.array(rec, pa.int64()), pa.array(np.zeros(len(rec), bool))],
+                                                schema=schema)
+                writer.write_with_metadata(rb, json.dumps(meta).encode())
+            with cv:  # the client maps the slots until it has released them; then the stream ends
+                while lent and not done:
+                    cv.wait()
+        finally:
+            for path in slots:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+    def _request(self, raw, ipc=False):
         req = json.loads(raw)
         unknown = set(req) - {"version", "dataset", "options", "delivery", "epoch", "state"}
         if unknown:
             raise pa.ArrowInvalid(f"unknown request field(s) {sorted(unknown)}")
         if req.get("version") != 3:
             raise pa.ArrowInvalid(f"version {req.get('version')} is not 3")
-        if req.get("delivery", "HOST") != "HOST":
-            raise pa.ArrowNotImplementedError("this contract server only does HOST")
-        bad = set(req["options"]) - {"batchSize", "sampler", "columns", "prefetchDepth"}
+        if ipc is not None and req.get("delivery", "HOST") != ("CUDA_IPC" if ipc else "HOST"):
+            raise pa.ArrowInvalid(f"delivery {req.get('delivery')} on the wrong RPC")
+        bad = set(req["options"]) - {"batchSize", "sampler", "columns", "prefetchDepth", "device"}
         if bad:
             raise pa.ArrowInvalid(f"unknown option(s) {sorted(bad)}")
         return req
 
     def get_flight_info(self, context, descriptor):
         self._auth(context)
-        req = self._request(descriptor.command)
+        req = self._request(descriptor.command, ipc=None)
         cols = load(self.root, req["dataset"])
         n = len(order(len(next(iter(cols.values()))), req["options"].get("sampler", {}), req.get("epoch", 0)))
         bs = req["options"]["batchSize"]
