@@ -18,6 +18,7 @@ import atexit
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -26,7 +27,7 @@ import time
 import numpy as np
 
 from harness import (EpochCheck, Server, Skip, generate_dataset, main, read_npy_dataset, serve_help, test,
-                     to_numpy, write_npy_dataset)
+                     write_npy_dataset)
 
 from gdsloader_client import FlightLoader, ProtocolError
 
@@ -356,6 +357,35 @@ def _():
             for b in ld:
                 chk.add(b, epoch=0)
         chk.finish()
+
+
+@test("TLS: --tls-cert/--tls-key with a self-signed certificate; the client trusts it by tls_root_certs")
+def _():
+    if "--tls-cert" not in serve_help():
+        raise Skip("this build's `serve` has no --tls-cert")
+    if shutil.which("openssl") is None:
+        raise Skip("no openssl to make a self-signed certificate")
+    dataset("multi")
+    cert, key = os.path.join(WORK, "cert.pem"), os.path.join(WORK, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    s = Server(ROOT, extra=["--tls-cert", cert, "--tls-key", key])
+    _servers.append(s)
+    with s:
+        chk = EpochCheck(dataset("multi"), "tls")
+        with FlightLoader(f"grpc+tls://localhost:{s.port}", "multi", 256, tls_root_certs=cert, output="numpy",
+                          environ={}) as ld:
+            for b in ld:
+                chk.add(b, epoch=0)
+        chk.finish()
+        try:  # plaintext to a TLS server fails (bounded), it does not stream
+            with loader(s, "multi", 256, reconnect_deadline=3) as ld:
+                next(iter(ld))
+        except Exception:
+            pass
+        else:
+            raise AssertionError("a plaintext client streamed from the TLS server")
 
 
 # ---------------------------------------------------------------------------------------------------------------
