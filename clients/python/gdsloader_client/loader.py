@@ -398,7 +398,8 @@ class FlightLoader:
 
         self._epoch = epoch
         self._pos: Optional[Position] = None
-        self._info_cache: Dict[int, Tuple[List[Tuple[str, bytes]], Optional[int]]] = {}
+        # the last GetFlightInfo: (epoch, endpoints [(uri, ticket)], batchesPerEpoch, valid for every epoch)
+        self._info_cache: Optional[Tuple[int, List[Tuple[str, bytes]], Optional[int], bool]] = None
         self._active = None
         self.reconnects = 0
         """How many times a broken stream was reopened (and resumed) since construction."""
@@ -517,16 +518,16 @@ class FlightLoader:
 
     def _plan(self, epoch: int) -> Tuple[List[Tuple[str, bytes]], Optional[int]]:
         """The epoch's endpoints [(location uri, ticket)] and its batch count on this rank, from GetFlightInfo."""
-        if epoch in self._info_cache:
-            return self._info_cache[epoch]
+        c = self._info_cache
+        if c is not None and (c[0] == epoch or c[3]):
+            return c[1], c[2]
         command = self._request(epoch, None)
         try:
             info = self._client(self.location).get_flight_info(
                 self._flight.FlightDescriptor.for_command(command), self._call_options(self.rpc_timeout))
         except NotImplementedError:
-            plan: Tuple[List[Tuple[str, bytes]], Optional[int]] = ([(self.location, command)], None)
-            self._info_cache = {epoch: plan}
-            return plan
+            self._info_cache = (epoch, [(self.location, command)], None, True)
+            return self._info_cache[1], None
         meta = P.parse_info_metadata(getattr(info, "app_metadata", None))
         self.last_info = meta
         expected = meta.get("batchesPerEpoch")
@@ -546,19 +547,18 @@ class FlightLoader:
         if self.delivery == "CUDA_IPC":
             # CUDA IPC only works on this host, from the server we asked, with the request itself as command.
             endpoints = [(self.location, command)]
-        plan = (endpoints, expected)
-        self._info_cache = {epoch: plan}
-        return plan
+        # One endpoint on the server asked: the same for every epoch (its ticket gets each epoch written into it, the
+        # batch count does not depend on the epoch), so later epochs skip the call (it builds a loader server-side).
+        reusable = len(endpoints) == 1 and endpoints[0][0] == self.location
+        self._info_cache = (epoch, endpoints, expected, reusable)
+        return endpoints, expected
 
     def _open(self, endpoint: Tuple[str, bytes], pos: Position) -> _Stream:
         uri, ticket = endpoint
-        if pos.state is None:
-            payload = ticket
-        else:
-            try:
-                payload = P.ticket_with_state(ticket, pos.state, pos.epoch)
-            except ProtocolError:
-                payload = self._request(pos.epoch, pos.state)
+        try:  # the server's ticket (JSON, maybe with fields it added), for this epoch, from this state
+            payload = P.ticket_with_state(ticket, pos.state, pos.epoch)
+        except ProtocolError:
+            payload = self._request(pos.epoch, pos.state)
         return _Stream(self, self._client(uri), payload, pos)
 
     def _backoff_or_raise(self, e: Exception, failing_since: Optional[float], delays: Any,
@@ -577,7 +577,7 @@ class FlightLoader:
                 f"gdsloader server at {self.location} unreachable for {now - failing_since:.1f} s "
                 f"(reconnect_deadline {self.reconnect_deadline} s), {where}: {e}") from e
         self._drop_clients()
-        self._info_cache.clear()
+        self._info_cache = None
         time.sleep(min(next(delays), max(0.0, failing_since + self.reconnect_deadline - now)))
         self.reconnects += 1
         return failing_since, delays
@@ -623,9 +623,9 @@ class FlightLoader:
                     if stream is not None:
                         stream.close()
                         stream = None
-                    if (P.is_transient(e) and self._info_cache.get(epoch, ([], None))[1] is not None
-                            and len(self._info_cache[epoch][0]) == 1
-                            and pos.batches >= self._info_cache[epoch][1]):
+                    c = self._info_cache
+                    if (P.is_transient(e) and c is not None and c[2] is not None and len(c[1]) == 1
+                            and pos.batches >= c[2]):
                         break  # every batch arrived; only the end of the stream was lost
                     failing_since, delays = self._backoff_or_raise(
                         e, failing_since, delays, f"epoch {epoch} after {pos.batches} batches")
