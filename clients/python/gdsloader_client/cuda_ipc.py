@@ -31,6 +31,11 @@ def _cupy():
     return cupy
 
 
+class IpcOpenError(ConnectionError):
+    """A server's IPC handle could not be opened (typically: the server process is gone). A ConnectionError, so
+    the loader treats it as a broken stream: it reconnects and resumes before the batch that named the handle."""
+
+
 class _Mapping:
     """One ``cudaIpcOpenMemHandle`` of a server allocation on ``device``; closed when garbage."""
 
@@ -41,7 +46,10 @@ class _Mapping:
         self.device = device
         self.ptr = 0
         with cupy.cuda.Device(device):
-            self.ptr = int(cupy.cuda.runtime.ipcOpenMemHandle(handle))
+            try:
+                self.ptr = int(cupy.cuda.runtime.ipcOpenMemHandle(handle))
+            except cupy.cuda.runtime.CUDARuntimeError as e:
+                raise IpcOpenError(f"cudaIpcOpenMemHandle on device {device} failed: {e}") from e
 
     def __del__(self):
         if self.ptr:
@@ -64,7 +72,10 @@ class _Event:
         self.device = device
         self.ptr = 0
         with cupy.cuda.Device(device):
-            self.ptr = int(cupy.cuda.runtime.ipcOpenEventHandle(handle))
+            try:
+                self.ptr = int(cupy.cuda.runtime.ipcOpenEventHandle(handle))
+            except cupy.cuda.runtime.CUDARuntimeError as e:
+                raise IpcOpenError(f"cudaIpcOpenEventHandle on device {device} failed: {e}") from e
 
     def __del__(self):
         if self.ptr:

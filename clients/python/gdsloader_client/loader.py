@@ -208,8 +208,9 @@ class _Stream:
         if pad_rows != meta.padding or (pad_rows and not is_padding[rb.num_rows - pad_rows:].all()):
             raise ProtocolError(f"epoch {meta.epoch} batch {meta.index}: app_metadata says {meta.padding} trailing "
                                 f"padding rows, '{P.PADDING_COLUMN}' marks {pad_rows}")
-        # The batch is accepted (continuity checked) before any GPU work, so a refused batch leaves nothing open.
-        self.position.accept(meta)
+        # Continuity is checked before any GPU work (a refused batch opens nothing); the batch is recorded as
+        # received only once its columns exist, so a failure in between resumes before it, not after.
+        self.position.check(meta)
         if self.delivery == "CUDA_IPC":
             columns = self.ipc.columns(meta)
         if self.loader.output == "torch":
@@ -218,6 +219,7 @@ class _Stream:
             records = numpy_to_torch(records)
             is_padding = numpy_to_torch(is_padding)
         release = self._release if self.delivery == "CUDA_IPC" else None
+        self.position.accept(meta)
         return Batch(columns, records, is_padding, meta, self.delivery, rb.num_rows, release)
 
     def _release(self, batch: Batch) -> None:

@@ -483,6 +483,13 @@ class Position:
         :raises ProtocolError: if the batch belongs to another epoch or does not follow the last one (a gap or a
             repeat would break exactly-once)
         """
+        self.check(meta)
+        self.last_index = meta.index
+        self.state = meta.state
+        self.batches += 1
+
+    def check(self, meta: BatchMeta) -> None:
+        """:meth:`accept`'s checks without recording the batch (:class:`ProtocolError` naming what is wrong)."""
         if meta.epoch != self.epoch:
             raise ProtocolError(f"batch {meta.index} is of epoch {meta.epoch}, but epoch {self.epoch} was requested")
         if meta.index != self.last_index + 1:
@@ -492,9 +499,6 @@ class Position:
         if meta.state is None:
             raise ProtocolError(f"epoch {self.epoch} batch {meta.index}: app_metadata has no 'state', "
                                 f"so it could not be resumed after")
-        self.last_index = meta.index
-        self.state = meta.state
-        self.batches += 1
 
     def next_endpoint(self) -> None:
         self.endpoint += 1

@@ -209,6 +209,8 @@ def _():
     raises(ProtocolError, pos.accept, meta(3, 2), match="epoch 3")
     raises(ProtocolError, pos.accept, meta(2, 2, state=False), match="no 'state'")
     assert pos.last_index == 1  # refusals leave it unchanged
+    pos.check(meta(2, 2))  # checking the next batch does not record it (resume stays before it)
+    assert (pos.last_index, pos.batches, pos.state["batchesConsumed"]) == (1, 2, 2)
     pos.next_endpoint()
     assert (pos.endpoint, pos.last_index, pos.state, pos.batches) == (1, -1, None, 2)
 
