@@ -473,6 +473,11 @@ class FlightLoader:
             self._watchdog.close()
             self._watchdog = None
 
+    def __del__(self) -> None:
+        wd = getattr(self, "_watchdog", None)
+        if wd is not None:  # its thread would otherwise outlive an unclosed loader
+            wd.close()
+
     def __enter__(self) -> "FlightLoader":
         return self
 
