@@ -427,7 +427,10 @@ class FlightLoader:
     def state_dict(self) -> Dict[str, Any]:
         """The position to resume from: the epoch and, mid-epoch, the last batch's LoaderState (JSON-serialisable).
         Taken after processing a batch, it resumes right after that batch."""
-        return P.make_state_dict(self._fingerprint(), self._epoch, self._pos)
+        pos = self._pos
+        if pos is not None and pos.endpoint_complete and (self._info_cache is None or len(self._info_cache[1]) == 1):
+            return P.make_state_dict(self._fingerprint(), pos.epoch + 1, None)  # its last batch: the epoch is done
+        return P.make_state_dict(self._fingerprint(), self._epoch, pos)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` (of a loader with the same dataset, batch size, sampler and ranks).
@@ -601,6 +604,11 @@ class FlightLoader:
                     endpoints, expected = self._plan(epoch)
                     if pos.endpoint >= len(endpoints):
                         break
+                    if pos.endpoint_complete:  # resumed from the state of an endpoint's last batch: nothing left
+                        if pos.endpoint + 1 >= len(endpoints):
+                            break
+                        pos.next_endpoint()
+                        continue
                     stream = self._open(endpoints[pos.endpoint], pos)
                     while True:
                         batch = stream.next()

@@ -500,6 +500,13 @@ class Position:
             raise ProtocolError(f"epoch {self.epoch} batch {meta.index}: app_metadata has no 'state', "
                                 f"so it could not be resumed after")
 
+    @property
+    def endpoint_complete(self) -> bool:
+        """Whether the last batch's state says its stream is over: a LoaderState saved after an epoch's last batch
+        names the next epoch (``{"epoch": E+1, "batchesConsumed": 0}``), and the server refuses to resume from it."""
+        st = self.state
+        return st is not None and _is_int(st.get("epoch")) and st["epoch"] > self.epoch
+
     def next_endpoint(self) -> None:
         self.endpoint += 1
         self.last_index = -1

@@ -50,6 +50,13 @@ def schema_of(cols):
     return pa.schema(fields, metadata={"gdsloader.version": "3"})
 
 
+def state_after(b, epoch, n, bs, sampler):
+    """The LoaderState after batch b; after an epoch's last batch it names the next epoch, as the Java loader's."""
+    last = b + 1 == -(-n // bs)
+    return {"version": 2, "epoch": epoch + 1 if last else epoch, "batchesConsumed": 0 if last else b + 1,
+            "records": n, "batchSize": bs, "sampler": sampler}
+
+
 def order(n, sampler, epoch):
     idx = np.arange(n)
     if sampler.get("shuffle", "NONE") == "GLOBAL":
@@ -140,8 +147,7 @@ class Server(fl.FlightServerBase):
                                         "bytes": data.nbytes, "offset": offset, "device": 0,
                                         "ipcHandle": base64.b64encode(handle).decode()})
                         offset += data.nbytes
-                state = {"version": 2, "epoch": epoch, "batchesConsumed": b + 1, "records": len(idx),
-                         "batchSize": bs, "sampler": sampler}
+                state = state_after(b, epoch, len(idx), bs, sampler)
                 meta = {"id": b, "epoch": epoch, "index": b, "padding": 0, "state": state, "columns": columns,
                         "event": None}
                 rb = pa.RecordBatch.from_arrays([pa.array(rec, pa.int64()), pa.array(np.zeros(len(rec), bool))],
@@ -209,8 +215,7 @@ class Server(fl.FlightServerBase):
                     arrays.append(pa.FixedSizeListArray.from_arrays(flat, f.type.list_size)
                                   if pa.types.is_fixed_size_list(f.type) else flat)
                 arrays += [pa.array(rec, pa.int64()), pa.array(np.zeros(len(rec), bool))]
-                state = {"version": 2, "epoch": epoch, "batchesConsumed": b + 1, "records": len(idx),
-                         "batchSize": bs, "sampler": sampler}
+                state = state_after(b, epoch, len(idx), bs, sampler)
                 meta = json.dumps({"epoch": epoch, "index": b, "padding": 0, "state": state}).encode()
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema), meta
         return fl.GeneratorStream(schema, gen())

@@ -253,6 +253,21 @@ def _():
         for b in c:
             chk2.add(b, epoch=0)
     chk2.finish()
+    # a checkpoint taken after the epoch's last batch (before the loop saw the end) resumes at the next epoch
+    with loader(s, "multi", 64) as d:
+        n = len(d)
+        for i, b in enumerate(d):
+            chk3 = b
+            if i == n - 1:
+                break
+        assert chk3.index == n - 1
+        at_end = json.loads(json.dumps(d.state_dict()))
+    assert at_end["epoch"] == 1 and at_end["state"] is None, at_end
+    with loader(s, "multi", 64) as e:
+        e.load_state_dict(at_end)
+        assert e.epoch == 1
+        first = next(iter(e))
+        assert (first.epoch, first.index) == (1, 0), first
     with loader(s, "multi", 32) as other:
         try:
             other.load_state_dict(saved)

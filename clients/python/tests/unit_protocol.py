@@ -211,8 +211,12 @@ def _():
     assert pos.last_index == 1  # refusals leave it unchanged
     pos.check(meta(2, 2))  # checking the next batch does not record it (resume stays before it)
     assert (pos.last_index, pos.batches, pos.state["batchesConsumed"]) == (1, 2, 2)
+    assert not pos.endpoint_complete
+    pos.accept(P.BatchMeta(2, 2, 0, {"epoch": 3, "batchesConsumed": 0}))  # the state after an epoch's last batch
+    assert pos.endpoint_complete
     pos.next_endpoint()
-    assert (pos.endpoint, pos.last_index, pos.state, pos.batches) == (1, -1, None, 2)
+    assert (pos.endpoint, pos.last_index, pos.state, pos.batches) == (1, -1, None, 3)
+    assert not pos.endpoint_complete
 
 
 FP = {"dataset": "train", "batchSize": 4, "sampler": {"shuffle": "GLOBAL", "seed": 1, "rank": 0, "worldSize": 2},
