@@ -160,7 +160,12 @@ class IpcStreamContext:
                 mem = cupy.cuda.UnownedMemory(m.ptr + c.offset, c.nbytes, m, self.device)
                 arr = cupy.ndarray(c.shape, dtype=numpy_dtype(c.dtype), memptr=cupy.cuda.MemoryPointer(mem, 0))
                 if self.torch is not None:
-                    t = self.torch.from_dlpack(arr)
+                    try:
+                        t = self.torch.from_dlpack(arr)
+                    except (TypeError, RuntimeError, BufferError):
+                        # an older torch/CuPy pair without a DLPack version in common: the CUDA array interface
+                        # is zero-copy too
+                        t = self.torch.as_tensor(arr, device=f"cuda:{self.device}")
                     if not c.dtype.native_in_numpy:
                         t = t.view(getattr(self.torch, c.dtype.torch))
                     out[c.name] = t
