@@ -462,6 +462,48 @@ def _():
     resume_after_kill("CUDA_IPC", "torch")
 
 
+def rank_processes(delivery: str, world: int = 2, epochs: int = 2) -> None:
+    """``world`` rank processes at once, each with RANK / WORLD_SIZE / LOCAL_RANK set as torchrun sets them."""
+    try:
+        import torch  # noqa: F401  (the workers hand out torch tensors)
+    except ImportError as e:
+        raise Skip(f"no torch: {e}")
+    s = shared_server()
+    dataset("multi")
+    out = os.path.join(WORK, f"ranks-{delivery}")
+    procs = []
+    for rank in range(world):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK="0",
+                   PYTHONPATH=os.pathsep.join(p for p in (os.path.join(os.path.dirname(__file__), ".."),
+                                                             os.environ.get("PYTHONPATH")) if p))
+        procs.append(subprocess.Popen([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                    "rank_worker.py"),
+                                       s.location, os.path.join(ROOT, "multi"), delivery, "60", str(epochs),
+                                       f"{out}-rank{rank}"], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    for rank, p in enumerate(procs):
+        text, _ = p.communicate(timeout=600)
+        print("    " + "\n    ".join(text.strip().splitlines()[-4:]))
+        assert p.returncode == 0, f"rank {rank} exited {p.returncode}:\n{text[-3000:]}"
+    for epoch in range(epochs):
+        parts = [np.load(f"{out}-rank{r}-epoch{epoch}.npy") for r in range(world)]
+        got = np.sort(np.concatenate(parts))
+        assert np.array_equal(got, np.arange(MULTI_N)), (
+            f"epoch {epoch}: the ranks' records are not every record exactly once: {len(got)} records, "
+            f"{len(np.unique(got))} distinct")
+        assert all(abs(len(a) - len(b)) <= 1 for a in parts for b in parts), [len(a) for a in parts]
+
+
+@test("HOST: 2 rank processes at once (RANK/WORLD_SIZE as torchrun sets them), 2 epochs: exactly once each")
+def _():
+    rank_processes("HOST")
+
+
+@test("CUDA_IPC: 2 rank processes at once mapping the server's slots, 2 epochs: exactly once each", gpu=True)
+def _():
+    rank_processes("CUDA_IPC")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # PyTorch training loop
 
