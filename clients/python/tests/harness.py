@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,7 +28,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 # The checkout whose ./gdsloader the tests run (default: the one these tests are in).
 REPO = os.path.abspath(os.environ.get("GDSLOADER_REPO") or os.path.join(HERE, "..", "..", ".."))
-GDSLOADER = os.path.join(REPO, "gdsloader")
+
+
+def gdsloader_command() -> List[str]:
+    """How to run the gds-loader CLI here: ``GDSLOADER_CMD`` (split on spaces) if set; else ``./gdsloader`` when the
+    repository is built (``cli/target``); else, on the GPU machine, the jars ``benchmarks/device/pack.sh`` carried
+    in ``.device/`` (``java @.device/jvm-flags -cp '.device/lib/*' dev.gdsloader.cli.GdsLoaderMain``, with the java
+    that ``source .device/env.sh`` put on PATH)."""
+    if os.environ.get("GDSLOADER_CMD"):
+        return os.environ["GDSLOADER_CMD"].split()
+    built = [f for f in glob.glob(os.path.join(REPO, "cli", "target", "gds-loader-cli-*.jar"))
+             if not re.search(r"-(sources|javadoc|tests|test-sources)\.jar$", f)]
+    device = os.path.join(REPO, ".device")
+    if not built and os.path.isdir(os.path.join(device, "lib")) and os.path.isfile(os.path.join(device, "jvm-flags")):
+        java = shutil.which("java") or os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+        return [java, "@" + os.path.join(device, "jvm-flags"), "-cp", os.path.join(device, "lib", "*"),
+                "dev.gdsloader.cli.GdsLoaderMain"]
+    return [os.path.join(REPO, "gdsloader")]
+
+
+GDSLOADER = gdsloader_command()
 
 
 class Skip(Exception):
@@ -82,7 +102,7 @@ def read_npy_dataset(path: str) -> Dict[str, np.ndarray]:
 
 def generate_dataset(path: str, size: str, record_bytes: str, shards: int) -> None:
     """``gdsloader generate --format npy`` (the project's own generator)."""
-    run([GDSLOADER, "generate", "--out", path, "--size", size, "--record-bytes", record_bytes, "--shards",
+    run(GDSLOADER + ["generate", "--out", path, "--size", size, "--record-bytes", record_bytes, "--shards",
          str(shards), "--format", "npy", "--overwrite"])
 
 
@@ -105,7 +125,7 @@ def free_port() -> int:
 
 
 def serve_help() -> str:
-    return subprocess.run([GDSLOADER, "serve", "--help"], cwd=REPO, stdout=subprocess.PIPE,
+    return subprocess.run(GDSLOADER + ["serve", "--help"], cwd=REPO, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=120).stdout
 
 
@@ -126,7 +146,7 @@ class Server:
         return f"grpc+tcp://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 90) -> "Server":
-        cmd = [GDSLOADER, "serve", self.root, "--port", str(self.port)] + self.extra
+        cmd = GDSLOADER + ["serve", self.root, "--port", str(self.port)] + self.extra
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
         self.starts += 1

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Every check of the Python client (clients/python), for the GPU machine (python3 with numpy, pyarrow, torch, cupy;
-# JDK 25; no network). From the repository root:
+# no network). The gds-loader CLI comes from, in this order: GDSLOADER_CMD; ./gdsloader if cli/target is built; the
+# jars benchmarks/device/pack.sh carried in .device/ (the GPU machine has no Maven: pack here, carry .device, and
+# this script sources .device/env.sh for its JRE and CUDA libraries). From the repository root:
 #
 #   bash clients/python/tests/run_all.sh
 #
 # Stages (each prints PASS/FAIL lines; the script exits 1 if any stage failed):
-#   1. build            ./mvnw -q -B -DskipTests package (skip with SKIP_BUILD=1 when already built)
+#   1. build            ./mvnw -q -B -DskipTests package, only when neither cli/target nor .device/lib is there
+#                       (BUILD=1 forces it, SKIP_BUILD=1 skips it)
 #   2. unit             pure parts: request/metadata/dtype/state handling (unit_protocol.py)
 #   3. contract         the client against a small Python implementation of the contract (contract_selftest.py)
 #   4. end to end       the client against the real ./gdsloader serve: HOST and CUDA_IPC, ranks, PAD, dtypes,
@@ -19,7 +22,10 @@ repo=$(cd -- "$here/../../.." && pwd)
 py=${PYTHON:-python3}
 export REQUIRE_GPU=${REQUIRE_GPU:-1}
 export PYTHONPATH="$repo/clients/python${PYTHONPATH:+:$PYTHONPATH}"
-if [ -z "${JAVA_HOME:-}" ] && [ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]; then
+if [ -f "$repo/.device/env.sh" ] && [ -d "$repo/.device/lib" ]; then
+  # shellcheck disable=SC1091
+  source "$repo/.device/env.sh" # the carried JRE on PATH, the CUDA libraries on LD_LIBRARY_PATH
+elif [ -z "${JAVA_HOME:-}" ] && [ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]; then
   export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
 fi
 only=${ONLY:-}
@@ -49,9 +55,12 @@ cd "$repo" || exit 2
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>/dev/null || echo "note: no torch"
 "$py" -c 'import cupy; print("cupy", cupy.__version__, "devices", cupy.cuda.runtime.getDeviceCount())' 2>/dev/null || echo "note: no cupy/GPU"
 
-if [ "${SKIP_BUILD:-0}" != 1 ] && { [ -z "$only" ] || [ "$only" = e2e ] || [ "$only" = bench ]; }; then
+built=$(ls "$repo"/cli/target/gds-loader-cli-*.jar 2>/dev/null | head -1)
+if [ "${SKIP_BUILD:-0}" != 1 ] && { [ "${BUILD:-0}" = 1 ] || { [ -z "$built" ] && [ ! -d "$repo/.device/lib" ]; }; } &&
+  { [ -z "$only" ] || [ "$only" = e2e ] || [ "$only" = bench ]; }; then
   stage build ./mvnw -q -B -DskipTests package
 fi
+"$py" -c 'import sys; sys.path.insert(0, sys.argv[1]); import harness; print("gds-loader CLI:", " ".join(harness.GDSLOADER))' "$here"
 stage unit "$py" "$here/unit_protocol.py"
 stage contract "$py" "$here/contract_selftest.py"
 # shellcheck disable=SC2086
