@@ -1,12 +1,11 @@
 """CUDA_IPC delivery: open the server's slot buffers with CuPy and hand columns out as torch tensors (DLPack) or
 CuPy arrays, ordered after the server's ready event, without copying.
 
-Ownership: each opened ``cudaIpcMemHandle_t`` is one :class:`_Mapping` per (device, handle) in this process,
-shared by every stream that receives that handle while any user of it lives; the mapping is closed
-(``cudaIpcCloseMemHandle``) when the last reference goes: the stream's cache entry and every array / tensor built
-over it (CuPy's ``UnownedMemory`` holds the mapping as its owner; torch tensors from DLPack hold the CuPy array).
-So a tensor kept past its batch's release never points at unmapped memory, but its bytes may already belong to a
-later batch: the server reuses a slot once it is released. Clone what you keep.
+Ownership: each opened ``cudaIpcMemHandle_t`` is one :class:`_Mapping` per (device, handle) in this process, opened
+on first sight and cached by the stream (the server reuses its slots), closed (``cudaIpcCloseMemHandle``) when the
+stream ends or breaks: before the server frees its slots, as CUDA requires of an importer. A batch's tensors are
+valid until its release (the next batch, the end of the loop, ``batch.release()``): after that the server may
+refill the slot, and after the stream's end the memory is unmapped. Clone what you keep.
 """
 
 from __future__ import annotations
@@ -51,15 +50,19 @@ class _Mapping:
             except cupy.cuda.runtime.CUDARuntimeError as e:
                 raise IpcOpenError(f"cudaIpcOpenMemHandle on device {device} failed: {e}") from e
 
-    def __del__(self):
+    def close(self) -> None:
+        """``cudaIpcCloseMemHandle`` now (idempotent). Arrays still over it must not be used after this."""
         if self.ptr:
+            ptr, self.ptr = self.ptr, 0
             try:
                 cupy = _cupy()
                 with cupy.cuda.Device(self.device):
-                    cupy.cuda.runtime.ipcCloseMemHandle(self.ptr)
+                    cupy.cuda.runtime.ipcCloseMemHandle(ptr)
             except Exception:  # the server may be gone, or the interpreter shutting down
                 pass
-            self.ptr = 0
+
+    def __del__(self):
+        self.close()
 
 
 class _Event:
@@ -127,13 +130,9 @@ class IpcStreamContext:
 
     def _mapping(self, handle: bytes) -> _Mapping:
         m = self._maps.get(handle)
-        if m is None:
+        if m is None:  # no eviction: a stream's handles are its session's slot buffers, a bounded set
             m = open_mapping(self.device, handle)
             self._maps[handle] = m
-            if len(self._maps) > _CACHE_LIMIT:
-                self._maps.popitem(last=False)
-        else:
-            self._maps.move_to_end(handle)
         return m
 
     def _event(self, handle: bytes) -> _Event:
@@ -183,7 +182,15 @@ class IpcStreamContext:
             cupy.cuda.runtime.eventSynchronize(self._sync_event)
 
     def close(self) -> None:
-        """Drop this stream's cache entries (mappings close once no array uses them) and its sync event."""
+        """Unmap this stream's server buffers and free its events. CUDA requires the importer to close a mapping
+        before the exporter frees the memory, and the server frees a session's slots once the stream is over, so
+        this runs before the stream's end is acknowledged: tensors of released batches must not be used after it.
+        (Each stream is its own server session with its own slots, so no other stream shares these handles.)"""
+        with _lock:
+            for handle, m in self._maps.items():
+                if _mappings.get((self.device, handle)) is m:
+                    del _mappings[(self.device, handle)]
+                m.close()
         self._maps.clear()
         self._events.clear()
         if self._sync_event:

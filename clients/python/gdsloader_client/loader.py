@@ -29,7 +29,7 @@ class Batch:
 
     * ``columns``: name -> tensor / array shaped ``[rows, *record shape]`` in dataset order (HOST: CPU torch
       tensors or numpy arrays sharing the received Arrow buffers, read-only; CUDA_IPC: torch CUDA tensors or CuPy
-      arrays over the server's GPU slot, valid until the batch is released);
+      arrays over the server's GPU slot, valid until the batch is released: clone what you keep);
     * ``records``: int64 ``[rows]``, the global record index of each row; ``is_padding``: bool ``[rows]``;
       ``padding``: the number of trailing padding rows (``Partition.PAD``; 0 with EXACT_ONCE);
     * ``epoch``, ``index`` (the batch's number in its epoch, from 0), ``state`` (the server's LoaderState JSON after
@@ -235,7 +235,10 @@ class _Stream:
             # the connection is gone: the next read sees it and the loader resumes elsewhere
 
     def finish(self) -> None:
-        """Normal end of the stream: tell the server we are done writing, then free everything."""
+        """Normal end of the stream: unmap the server's buffers, tell the server we are done writing (it then frees
+        them), wait for its final status, free everything."""
+        if self.ipc is not None:
+            self.ipc.close()
         if self.writer is not None and not self.closed:
             # Half-close, then wait for the server's final status (it frees the session's slots only after our side
             # is complete, since we map them until then); bounded by the read deadline.
@@ -258,6 +261,8 @@ class _Stream:
         if self.closed:
             return
         self.closed = True
+        if self.ipc is not None:
+            self.ipc.close()  # unmapped before the server can see the stream end and free its slots
         if self.reader is not None:
             try:
                 self.reader.cancel()
@@ -268,8 +273,6 @@ class _Stream:
                 self.writer.close()
             except Exception:
                 pass
-        if self.ipc is not None:
-            self.ipc.close()
 
 
 def _bookkeeping(rb: Any, name: str, dtype: str) -> Any:

@@ -301,8 +301,11 @@ def resume_after_kill(delivery: str, output: str) -> None:
         chk = EpochCheck(ref, f"{delivery} kill -9 resume")
         restarted, errors = threading.Event(), []
         killed_at = None
+        # CUDA_IPC with one slot: the server lends the next batch only after our release, so no batch of the killed
+        # server (whose GPU memory died with it) is still in the pipe when the kill lands; HOST keeps a ring of 4.
+        depth = 1 if delivery == "CUDA_IPC" else 4
         with loader(s, "big", 32, shuffle=True, seed=4, delivery=delivery, output=output,
-                    options={"prefetchDepth": 4}) as ld:
+                    options={"prefetchDepth": depth}) as ld:
             for i, b in enumerate(ld):
                 chk.add(b, epoch=0)
                 if i == 40:
