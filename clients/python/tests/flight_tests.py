@@ -350,27 +350,37 @@ def _():
         raise AssertionError("an unknown option was accepted")
 
 
-@test("auth: with --token-file, no token is refused (UNAUTHENTICATED), the bearer token streams")
+@test("auth: a server with a token (--token-file or --token-env): no token or a wrong one refused "
+      "(UNAUTHENTICATED, not retried), the bearer token streams")
 def _():
-    if "--token-file" not in serve_help():
-        raise Skip("this build's `serve` has no --token-file")
+    help_text = serve_help()
     dataset("multi")
+    secret = "s3cret-token-for-test"
     tok = os.path.join(WORK, "token")
     with open(tok, "w") as f:
-        f.write("s3cret-token-for-test\n")
+        f.write(secret + "\n")
     os.chmod(tok, 0o600)
-    s = Server(ROOT, extra=["--token-file", tok])
+    if "--token-file" in help_text:
+        extra = ["--token-file", tok]
+    elif "--token-env" in help_text:
+        os.environ["GDSLOADER_TEST_SERVER_TOKEN"] = secret  # the server child inherits it
+        extra = ["--token-env", "GDSLOADER_TEST_SERVER_TOKEN"]
+    else:
+        raise Skip("this build's `serve` has neither --token-file nor --token-env")
+    s = Server(ROOT, extra=extra)
     _servers.append(s)
     with s:
-        t0 = time.monotonic()
-        try:
-            with loader(s, "multi", 256) as ld:
-                next(iter(ld))
-        except Exception as e:
-            assert "Unauthenticated" in type(e).__name__ or "nauthenticated" in str(e), f"{type(e).__name__}: {e}"
-        else:
-            raise AssertionError("a request without the token streamed")
-        assert time.monotonic() - t0 < 15, "the refusal was retried"
+        for token in (None, "wrong-token"):
+            t0 = time.monotonic()
+            try:
+                with loader(s, "multi", 256, token=token) as ld:
+                    next(iter(ld))
+            except Exception as e:
+                assert "Unauthenticated" in type(e).__name__ or "nauthenticated" in str(e), \
+                    f"token {token!r}: {type(e).__name__}: {e}"
+            else:
+                raise AssertionError(f"a request with token {token!r} streamed")
+            assert time.monotonic() - t0 < 15, "the refusal was retried"
         chk = EpochCheck(dataset("multi"), "with token")
         with loader(s, "multi", 256, token_file=tok) as ld:
             for b in ld:
