@@ -7,8 +7,10 @@ Java server itself is tested by flight_tests.py.
 Run: python3 clients/python/tests/contract_selftest.py   (exit status 1 if any check failed)
 """
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +28,10 @@ from gdsloader_client import FlightLoader, ReconnectError
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = tempfile.mkdtemp(prefix="gdsloader-contract-")
 ROOT = os.path.join(WORK, "root")
+# the servers' slot files (a killed server leaves its own behind) go with the rest of WORK at exit
+os.environ["CONTRACT_SLOT_DIR"] = os.path.join(WORK, "slots")
+os.makedirs(os.environ["CONTRACT_SLOT_DIR"])
+atexit.register(shutil.rmtree, WORK, True)
 N = 3001
 write_npy_dataset(os.path.join(ROOT, "m"), N, [1200, 801, 1000],
                   {"images": ("u1", (12, 10)), "labels": ("<i8", ()), "feats": ("<f4", (5,)), "b": ("|b1", (3,)),
@@ -188,7 +194,7 @@ def _():
 
 class FileSlotsContext:
     """Stands in for cuda_ipc.IpcStreamContext against the contract server's CUDA_IPC flow: a "handle" names a
-    shared-memory slot file, mapped once per handle (np.memmap) and viewed at the column's offset. Lets the
+    slot file in CONTRACT_SLOT_DIR, mapped once per handle (np.memmap) and viewed at the column's offset. Lets the
     DoExchange flow (metadata, one mapping per slot, release after use, half-close, resume) run without a GPU;
     the real CuPy / DLPack path runs in flight_tests.py on the GPU machine."""
 
@@ -203,7 +209,7 @@ class FileSlotsContext:
         for c in meta.columns:
             m = self.maps.get(c.handle)
             if m is None:
-                path = c.handle.rstrip(b"\0").decode()
+                path = os.path.join(os.environ.get("CONTRACT_SLOT_DIR", "/dev/shm"), c.handle.rstrip(b"\0").decode())
                 m = self.maps[c.handle] = np.memmap(path, mode="r")
                 FileSlotsContext.opened += 1
             n = int(np.prod(c.shape))

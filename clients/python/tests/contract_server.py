@@ -95,7 +95,8 @@ class Server(fl.FlightServerBase):
         first = 0 if req.get("state") is None else req["state"]["batchesConsumed"]
         slot_bytes = sum(a[0].nbytes for a in cols.values()) * bs
         slot_dir = os.environ.get("CONTRACT_SLOT_DIR", "/dev/shm")
-        slots = [os.path.join(slot_dir, f"gdsl-contract-{os.getpid()}-{id(req)}-{k}") for k in range(depth)]
+        # a handle is the slot file's name (<= 64 bytes) in CONTRACT_SLOT_DIR, which the client's process shares
+        slots = [os.path.join(slot_dir, f"gdsl-contract-{os.getpid()}-{id(req) % 10**9}-{k}") for k in range(depth)]
         for path in slots:
             with open(path, "wb") as f:
                 f.truncate(max(slot_bytes, 1))
@@ -142,7 +143,7 @@ class Server(fl.FlightServerBase):
                         data = np.ascontiguousarray(arr[rec])
                         f.seek(offset)
                         f.write(data.tobytes())
-                        handle = slots[slot].encode().ljust(64, b"\0")
+                        handle = os.path.basename(slots[slot]).encode().ljust(64, b"\0")
                         columns.append({"name": name, "dtype": ARROW[arr.dtype.str][1], "shape": list(data.shape),
                                         "bytes": data.nbytes, "offset": offset, "device": 0,
                                         "ipcHandle": base64.b64encode(handle).decode()})
