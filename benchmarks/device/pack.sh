@@ -76,7 +76,30 @@ if [ ! -d .git ]; then
   sed -i 's|^grep -qx .*/info/exclude.*$|: # .device/ is in .gitignore|' "$pdir/prepare.sh"
   prepare="$pdir/prepare.sh"
 fi
-"$prepare" cli/target/lib cli/target/gds-loader-cli-*[0-9T].jar samples/target/gds-loader-samples-*[0-9T].jar "${tests[@]}"
+# leaves behind (in DIR) what the GPU machine never uses, and slims zstd-jni
+slim_lib() {
+  local d="$1" z drop
+  # the GPU machine's runtime has no AWT, so plots are drawn here (gdsloader plot): xchart's PDF, SVG and GIF
+  # export libraries stay behind
+  rm -f "$d"/pdfbox-*.jar "$d"/fontbox-*.jar "$d"/graphics2d-*.jar "$d"/VectorGraphics2D-*.jar "$d"/animated-gif-lib-*.jar
+  # JMH and what only it needs: the JMH benchmarks run on the build machine, never on the GPU machine
+  rm -f "$d"/jmh-core-*.jar "$d"/jopt-simple-*.jar "$d"/commons-math3-*.jar
+  # gRPC's TLS natives (netty-tcnative) for other platforms: the GPU machine is linux/x86_64
+  rm -f "$d"/netty-tcnative-boringssl-static-*-osx-*.jar "$d"/netty-tcnative-boringssl-static-*-windows-*.jar \
+        "$d"/netty-tcnative-boringssl-static-*-linux-aarch_64.jar
+  # zstd-jni (Arrow's ZSTD codec) ships natives for 18 platforms (7 MiB): keep linux/amd64's
+  for z in "$d"/zstd-jni-*.jar; do
+    [ -e "$z" ] || continue
+    drop=$(unzip -Z1 "$z" | grep -E '\.(so|dll|dylib)$' | grep -v '^linux/amd64/' || true)
+    [ -n "$drop" ] && zip -q -d "$z" $drop
+  done
+  return 0
+}
+# the CLI's runtime jars, slimmed before prepare.sh counts them against the 64 MiB a call carries
+libdir="$(mktemp -d)/lib"
+cp -r cli/target/lib "$libdir"
+slim_lib "$libdir"
+"$prepare" "$libdir" cli/target/gds-loader-cli-*[0-9T].jar samples/target/gds-loader-samples-*[0-9T].jar "${tests[@]}"
 # the JVM flags every gds-loader JVM runs with (one source: bin/jvm-flags); the device scripts read this copy
 cp bin/jvm-flags .device/jvm-flags
 
@@ -87,23 +110,6 @@ tmp="$(mktemp -d)"
 "$jdk/bin/jar" uf "$natives" -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjnicublas.so -C "$tmp" org/bytedeco/cuda/linux-x86_64/libjninvml.so
 rm -rf "$tmp"
 
-# leaves behind (in DIR) what the GPU machine never uses, and slims zstd-jni
-slim_lib() {
-  local d="$1" z drop
-  # the GPU machine's runtime has no AWT, so plots are drawn here (gdsloader plot): xchart's PDF, SVG and GIF
-  # export libraries stay behind
-  rm -f "$d"/pdfbox-*.jar "$d"/fontbox-*.jar "$d"/graphics2d-*.jar "$d"/VectorGraphics2D-*.jar "$d"/animated-gif-lib-*.jar
-  # JMH and what only it needs: the JMH benchmarks run on the build machine, never on the GPU machine
-  rm -f "$d"/jmh-core-*.jar "$d"/jopt-simple-*.jar "$d"/commons-math3-*.jar
-  # zstd-jni (Arrow's ZSTD codec) ships natives for 18 platforms (7 MiB): keep linux/amd64's
-  for z in "$d"/zstd-jni-*.jar; do
-    [ -e "$z" ] || continue
-    drop=$(unzip -Z1 "$z" | grep -E '\.(so|dll|dylib)$' | grep -v '^linux/amd64/' || true)
-    [ -n "$drop" ] && zip -q -d "$z" $drop
-  done
-  return 0
-}
-slim_lib .device/lib
 
 if [ -n "$fmnist" ]; then
   cache=target/fmnist-xz
