@@ -142,7 +142,13 @@ final class ServeBench {
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();
-        try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).start()) {
+        // every client of the bench comes from 127.0.0.1: the per-client and server-wide session limits must admit them all
+        int most = c.clients().stream().mapToInt(Integer::intValue).max().orElse(1);
+        dev.gdsloader.service.ServerLimits limits = dev.gdsloader.service.ServerLimits.defaults();
+        limits = limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), most))
+                .withSessions(Math.max(limits.sessions(), most))
+                .withConnections(Math.max(limits.connections(), 2 * most + 8));
+        try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).limits(limits).start()) {
             int port = server.port();
             log.println("serve-bench: serving " + name + " under " + data.getParent() + " on 127.0.0.1:" + port);
             log.println("serve-bench: 1 client, HOST delivery, 1 warm-up + " + c.epochs() + " epoch(s) ...");

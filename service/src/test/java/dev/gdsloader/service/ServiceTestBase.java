@@ -46,6 +46,17 @@ abstract class ServiceTestBase {
         while (server.sessions() != n && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertEquals(n, server.sessions(), "sessions still holding a loader");
+        if (server.sessions() != n) { // say where the sessions' threads are: a session that is not freed fails loudly
+            StringBuilder dump = new StringBuilder();
+            Thread.getAllStackTraces().forEach((t, st) -> {
+                if (t.getName().startsWith("gdsloader") || t.getName().contains("flight") || t.getName().contains("grpc")) {
+                    dump.append('\n').append(t.getName()).append(" ").append(t.getState());
+                    for (int i = 0; i < Math.min(12, st.length); i++) {
+                        dump.append("\n    at ").append(st[i]);
+                    }
+                }
+            });
+            assertEquals(n, server.sessions(), "sessions still holding a loader; threads:" + dump);
+        }
     }
 }
