@@ -128,6 +128,24 @@ class SecurityTest {
     }
 
     @Test
+    void aTokenFileThatIsADirectoryOrAFifoIsNamedWithoutBlocking() throws Exception {
+        Path dir = Files.createDirectory(root.resolve("token-dir"));
+        IOException d = assertThrows(IOException.class, () -> BearerAuth.read(dir));
+        assertEquals("token file " + dir + " is not a regular file: expected a file whose first line is the token", d.getMessage());
+        Path fifo = mkfifo(root.resolve("token-fifo"));
+        IOException f = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> assertThrows(IOException.class, () -> BearerAuth.read(fifo)));
+        assertTrue(f.getMessage().startsWith("token file " + fifo + " is not a regular file"), f.getMessage());
+    }
+
+    /** A named pipe made by mkfifo(1): opening it to read blocks until a writer comes. */
+    static Path mkfifo(Path at) throws Exception {
+        Process p = new ProcessBuilder("mkfifo", at.toString()).inheritIO().start();
+        assertEquals(0, p.waitFor(), "mkfifo " + at);
+        return at;
+    }
+
+    @Test
     void tlsWithASelfSignedCertificate() throws Exception {
         Path[] pem = selfSigned(root.resolve("tls"), "127.0.0.1");
         Path[] other = selfSigned(root.resolve("other"), "127.0.0.1");
