@@ -172,6 +172,18 @@ class SecurityTest {
         assertTrue(e.getMessage().startsWith("cannot listen on 127.0.0.1:0: TLS certificate " + missing), e.getMessage());
     }
 
+    @Test
+    void aCertificateOrKeyThatIsAFifoOrADirectoryIsNamedWithoutBlocking() throws Exception {
+        Path[] pem = selfSigned(root.resolve("tls"), "127.0.0.1");
+        Path fifo = mkfifo(root.resolve("key-fifo"));
+        IOException k = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                () -> assertThrows(IOException.class, () -> PrefetchServer.builder(root).tls(pem[0], fifo).start().close()));
+        assertEquals("cannot listen on 127.0.0.1:0: TLS key " + fifo + " is not a regular file: expected a PEM file", k.getMessage());
+        Path dir = root.resolve("tls");
+        IOException c = assertThrows(IOException.class, () -> PrefetchServer.builder(root).tls(dir, pem[1]).start().close());
+        assertEquals("cannot listen on 127.0.0.1:0: TLS certificate " + dir + " is not a regular file: expected a PEM file", c.getMessage());
+    }
+
     /**
      * A self-signed RSA certificate for {@code ip} (subject alternative name) made by the JDK's keytool in a child
      * process, converted to PEM here: {certificate.pem, key.pem (PKCS#8)}.
