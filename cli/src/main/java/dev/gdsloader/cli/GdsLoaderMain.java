@@ -30,6 +30,7 @@ public final class GdsLoaderMain {
         System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
         QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
         CommandLine cl = new CommandLine(new GdsLoaderMain());
+        cl.setExpandAtFiles(false); // "@FILE" is an option's value (serve --cluster @FILE), not picocli's argument file
         cl.setExecutionExceptionHandler(GdsLoaderMain::failed);
         cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
         int status;
