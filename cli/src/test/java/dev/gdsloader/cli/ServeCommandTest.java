@@ -104,6 +104,20 @@ class ServeCommandTest {
     }
 
     @Test
+    void aClusterFileThatIsAFifoOrADirectoryIsOneLineWithoutBlocking(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root)
+            throws Exception {
+        Path fifo = root.resolve("cluster-fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        for (Path f : new Path[] {root, fifo}) { // the directory first: without the check a FIFO blocks CommandRun for good
+            CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                    () -> CommandRun.execute(new ServeCommand(), root.toString(), "--cluster", "@" + f, "--cluster-index", "0"));
+            assertEquals(2, r.exitCode(), r.toString());
+            assertEquals("gdsloader serve: cluster file " + f + " is not a regular file: expected one host:port a line", r.err().strip(),
+                    r.toString());
+        }
+    }
+
+    @Test
     void aNonLoopbackBindWithoutATokenRefusesToStartInOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("GDSLOADER_TOKEN") == null, "GDSLOADER_TOKEN is set here");
         CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--bind", "0.0.0.0");
