@@ -66,10 +66,18 @@ class ServeCommandTest {
                 }
                 assertEquals(30, records);
             }
+            // a ticket over --max-message (1 MiB): the client is told why, the server's console gets one line, no stack trace
+            var e = org.junit.jupiter.api.Assertions.assertThrows(dev.gdsloader.service.PrefetchServiceException.class,
+                    () -> PrefetchClient.builder("127.0.0.1", port).dataset("x".repeat(2 << 20)).batchSize(8)
+                            .timeout(Duration.ofSeconds(30)).open().close());
+            assertEquals(org.apache.arrow.flight.FlightStatusCode.RESOURCE_EXHAUSTED, e.code(), e.toString());
         } finally {
             p.destroy(); // SIGTERM: the shutdown hook closes the server
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "serve did not stop on SIGTERM");
         }
+        String err = Files.readString(dir.resolve("serve.err"));
+        assertTrue(err.contains("exceeds maximum size 1048576"), err);
+        assertTrue(err.lines().noneMatch(l -> l.strip().startsWith("at ")), "no stack trace on the server's console: " + err);
     }
 
     @Test
