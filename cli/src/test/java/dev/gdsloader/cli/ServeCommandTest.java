@@ -96,6 +96,8 @@ class ServeCommandTest {
         String[][] cases = {
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster needs --cluster-index I"},
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
+            {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
+            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
             {"--cluster", "127.0.0.1:9001,node1", "--cluster-index", "0", "cluster member 'node1' is not host:port"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9001", "--cluster-index", "0", "cluster member '127.0.0.1:9001' is listed twice"},
