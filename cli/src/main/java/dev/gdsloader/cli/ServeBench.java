@@ -18,6 +18,7 @@ import dev.gdsloader.service.PrefetchClient;
 import dev.gdsloader.service.PrefetchServer;
 import dev.gdsloader.service.RemoteBatch;
 import dev.gdsloader.service.RemoteColumn;
+import dev.gdsloader.service.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -142,7 +143,10 @@ final class ServeBench {
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();
-        try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).start()) {
+        int most = c.clients().stream().mapToInt(Integer::intValue).max().orElse(1); // all from 127.0.0.1, at once
+        ServerLimits limits = ServerLimits.defaults();
+        limits = limits.withSessions(Math.max(limits.sessions(), most)).withSessionsPerClient(Math.max(limits.sessionsPerClient(), most));
+        try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).limits(limits).start()) {
             int port = server.port();
             log.println("serve-bench: serving " + name + " under " + data.getParent() + " on 127.0.0.1:" + port);
             log.println("serve-bench: 1 client, HOST delivery, 1 warm-up + " + c.epochs() + " epoch(s) ...");

@@ -29,10 +29,7 @@ class ServeBenchCommandTest {
 
     @Test
     void measuresEveryHostRowOfASmallDatasetAndSaysWhyTheGpuRowsAreSkipped() throws Exception {
-        Path data = dir.resolve("data").resolve("bench");
-        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "4MiB",
-                "--shards", "3", "--record-bytes", "4KiB");
-        assertEquals(0, gen.exitCode(), gen.toString());
+        Path data = generate("bench", "4MiB", "3");
         Dataset d = Dataset.open(data);
         long dataBytes = d.dataBytes();
         long records = d.recordCount();
@@ -131,6 +128,26 @@ class ServeBenchCommandTest {
             }
         }
         return false;
+    }
+
+    /** {@code gdsloader generate} of 4 KiB records into {@code dir/data/NAME}. */
+    private Path generate(String name, String size, String shards) {
+        Path data = dir.resolve("data").resolve(name);
+        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", size,
+                "--shards", shards, "--record-bytes", "4KiB");
+        assertEquals(0, gen.exitCode(), gen.toString());
+        return data;
+    }
+
+    /** The default {@code --clients 1,32} exceeds the service's default 16 sessions per client address: the bench's own server admits them. */
+    @Test
+    void moreClientsThanTheDefaultSessionsPerClientAreMeasured() throws Exception {
+        Path data = generate("many", "1MiB", "2");
+        int many = dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient() + 1;
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", String.valueOf(many),
+                "--epochs", "1", "--batch-size", "8", "--out", dir.resolve("out-many").toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        assertTrue(run.out().contains("host-" + many), run.toString());
     }
 
     @Test
