@@ -140,6 +140,7 @@ final class ServeBench {
             throw new IllegalArgumentException(c.data() + ": not a dataset directory (serve-bench serves its parent and "
                     + "names the dataset by the directory's name)");
         }
+        dev.gdsloader.bench.BenchRunner.requireRecords(c.data(), dev.gdsloader.loader.dataset.Dataset.open(data)); // before the server
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();

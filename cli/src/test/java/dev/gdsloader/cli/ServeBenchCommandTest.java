@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -148,6 +149,21 @@ class ServeBenchCommandTest {
                 "--epochs", "1", "--batch-size", "8", "--out", dir.resolve("out-many").toString());
         assertEquals(0, run.exitCode(), run.toString());
         assertTrue(run.out().contains("host-" + many), run.toString());
+    }
+
+    @Test
+    void aDatasetWithoutShardsOrRecordsIsRefusedInOneLineBeforeTheServerStarts() throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        CommandRun none = CommandRun.execute(new ServeBenchCommand(), empty.toString());
+        assertEquals(2, none.exitCode(), none.toString());
+        assertTrue(none.err().startsWith("gdsloader serve-bench: " + empty + ": no .npy"), none.toString());
+        assertFalse(none.out().contains("serving"), none.toString());
+        Path zero = Files.createDirectories(dir.resolve("zero"));
+        dev.gdsloader.formats.npy.NpyWriter.write(zero.resolve("x-00000.npy"), dev.gdsloader.formats.DType.UINT8, new long[] {0, 4}, new byte[0]);
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), zero.toString());
+        assertEquals(2, run.exitCode(), run.toString());
+        assertEquals("gdsloader serve-bench: " + zero + ": the dataset holds no records (its columns [x] have 0 records each): "
+                + "nothing to measure", run.err().strip(), run.toString());
     }
 
     @Test
