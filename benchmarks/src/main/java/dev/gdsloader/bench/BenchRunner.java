@@ -58,12 +58,14 @@ public final class BenchRunner {
     }
 
     /**
+     * Refuses a dataset of no records before a benchmark starts. Stateless, thread-safe.
+     *
      * @param data the dataset's path, for the message
      * @param dataset the opened dataset
      * @return its record count, &gt; 0
      * @throws IOException naming the dataset and its columns if it holds no records: nothing to measure
      */
-    static long requireRecords(Path data, Dataset dataset) throws IOException {
+    public static long requireRecords(Path data, Dataset dataset) throws IOException {
         long records = dataset.recordCount();
         if (records == 0) {
             throw new IOException(data + ": the dataset holds no records (its columns " + dataset.columns().stream()

@@ -18,6 +18,11 @@ import picocli.CommandLine.Command;
 public final class GdsLoaderMain {
     /** Held so the level set on it stays (java.util.logging keeps loggers weakly). */
     private static final java.util.logging.Logger QUIET_ARROW = java.util.logging.Logger.getLogger("org.apache.arrow");
+    /**
+     * gRPC logs a client's bad message (e.g. larger than {@code serve --max-message}) with its stack trace; the client is
+     * told why (RESOURCE_EXHAUSTED ...), so the server's console gets one line, not a trace per bad message.
+     */
+    private static final java.util.logging.Logger ONE_LINE_GRPC = java.util.logging.Logger.getLogger("io.grpc.netty.NettyServerStream");
 
     private GdsLoaderMain() {
     }
@@ -29,7 +34,15 @@ public final class GdsLoaderMain {
         // one line per log record: "INFO: gdsloader path ..." (java.util.logging.SimpleFormatter)
         System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
         QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
+        ONE_LINE_GRPC.setFilter(r -> {
+            if (r.getThrown() != null) {
+                r.setMessage(r.getMessage() + ": " + r.getThrown().getMessage());
+                r.setThrown(null);
+            }
+            return true;
+        });
         CommandLine cl = new CommandLine(new GdsLoaderMain());
+        cl.setExpandAtFiles(false); // "@FILE" is an option's value (serve --cluster @FILE), not picocli's argument file
         cl.setExecutionExceptionHandler(GdsLoaderMain::failed);
         cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
         int status;

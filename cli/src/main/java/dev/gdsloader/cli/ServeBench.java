@@ -18,6 +18,7 @@ import dev.gdsloader.service.PrefetchClient;
 import dev.gdsloader.service.PrefetchServer;
 import dev.gdsloader.service.RemoteBatch;
 import dev.gdsloader.service.RemoteColumn;
+import dev.gdsloader.service.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -139,12 +140,13 @@ final class ServeBench {
             throw new IllegalArgumentException(c.data() + ": not a dataset directory (serve-bench serves its parent and "
                     + "names the dataset by the directory's name)");
         }
+        dev.gdsloader.bench.BenchRunner.requireRecords(c.data(), dev.gdsloader.loader.dataset.Dataset.open(data)); // before the server
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();
         // every client of the bench comes from 127.0.0.1: the per-client and server-wide session limits must admit them all
         int most = c.clients().stream().mapToInt(Integer::intValue).max().orElse(1);
-        dev.gdsloader.service.ServerLimits limits = dev.gdsloader.service.ServerLimits.defaults();
+        ServerLimits limits = ServerLimits.defaults();
         limits = limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), most))
                 .withSessions(Math.max(limits.sessions(), most))
                 .withConnections(Math.max(limits.connections(), 2 * most + 8));

@@ -51,9 +51,9 @@ final class ServeCommand implements Callable<Integer> {
                     + "the same list on every server (or @FILE: one host:port a line); GetFlightInfo then returns every part's endpoint")
     String cluster;
 
-    @Option(names = "--cluster-index", paramLabel = "I", defaultValue = "-1",
+    @Option(names = "--cluster-index", paramLabel = "I",
             description = "this server's position in --cluster, from 0: its datasets are part I of the cluster's")
-    int clusterIndex;
+    Integer clusterIndex;
     @Option(names = "--max-connections", paramLabel = "N", description = "TCP connections open at once; more are told why and closed (default: 256)")
     Integer maxConnections;
 
@@ -101,12 +101,16 @@ final class ServeCommand implements Callable<Integer> {
         if (allowSystemRoot) {
             b.allowSystemRoot();
         }
+        if (clusterIndex != null && clusterIndex < 0) {
+            throw new IllegalArgumentException("--cluster-index must be >= 0 (this server's position in --cluster, from 0), got "
+                    + clusterIndex);
+        }
         if (cluster != null) {
-            if (clusterIndex < 0) {
+            if (clusterIndex == null) {
                 throw new IllegalArgumentException("--cluster needs --cluster-index I (this server's position in the list, from 0)");
             }
             b.cluster(cluster.startsWith("@") ? Cluster.read(Path.of(cluster.substring(1)), clusterIndex) : Cluster.parse(cluster, clusterIndex));
-        } else if (clusterIndex >= 0) {
+        } else if (clusterIndex != null) {
             throw new IllegalArgumentException("--cluster-index needs --cluster HOST:PORT,...");
         }
         b.token(tokenFile != null ? BearerAuth.read(tokenFile) : BearerAuth.fromEnvironment(System.getenv()));

@@ -29,6 +29,7 @@ record CommandRun(int exitCode, String out, String err) {
             cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
             cl.setExecutionExceptionHandler(GdsLoaderMain::failed); // as the real main: one line, exit 2
             cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
+            cl.setExpandAtFiles(false); // as the real main: "@FILE" is an option's value
             code = cl.execute(args);
         } finally {
             System.out.flush();

@@ -57,6 +57,20 @@ class GdsLoaderMainProcessTest {
         assertTrue(r.err().lines().noneMatch(l -> l.trim().startsWith("at ")), "no stack trace without -Dgdsloader.debug: " + r);
     }
 
+    /** {@code serve --cluster @FILE} (with a space, as documented) reaches serve's cluster file reader, not picocli's @-files. */
+    @Test
+    void serveClusterAtFileIsReadAsTheClusterFile() throws Exception {
+        Path root = Files.createDirectories(dir.resolve("root"));
+        Path members = Files.writeString(dir.resolve("cluster.txt"), "127.0.0.1:9001\n127.0.0.1:9002\n");
+        Result r = main("serve", root.toString(), "--cluster", "@" + members, "--cluster-index", "2");
+        assertEquals(2, r.exit(), r.toString());
+        assertEquals("gdsloader serve: " + members + ": cluster index 2 is outside 0..1 (the cluster has 2 members: "
+                + "[127.0.0.1:9001, 127.0.0.1:9002])", r.err().strip(), r.toString());
+        Result d = main("serve", root.toString(), "--cluster", "@" + dir, "--cluster-index", "0");
+        assertEquals(2, d.exit(), d.toString());
+        assertTrue(d.err().lines().noneMatch(l -> l.trim().startsWith("at ")), "no stack trace: " + d);
+    }
+
     @Test
     void aBadMemoryBudgetPropertyIsOneLineAndExitTwoAndUnitsAreTaken() throws Exception {
         Result bad = mainWith(List.of("-Dgdsloader.memory.hostLimit=abc"), "doctor"); // doctor prints the root's budget

@@ -1,6 +1,7 @@
 package dev.gdsloader.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -29,10 +30,7 @@ class ServeBenchCommandTest {
 
     @Test
     void measuresEveryHostRowOfASmallDatasetAndSaysWhyTheGpuRowsAreSkipped() throws Exception {
-        Path data = dir.resolve("data").resolve("bench");
-        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "4MiB",
-                "--shards", "3", "--record-bytes", "4KiB");
-        assertEquals(0, gen.exitCode(), gen.toString());
+        Path data = generate("bench", "4MiB", "3");
         Dataset d = Dataset.open(data);
         long dataBytes = d.dataBytes();
         long records = d.recordCount();
@@ -131,6 +129,41 @@ class ServeBenchCommandTest {
             }
         }
         return false;
+    }
+
+    /** {@code gdsloader generate} of 4 KiB records into {@code dir/data/NAME}. */
+    private Path generate(String name, String size, String shards) {
+        Path data = dir.resolve("data").resolve(name);
+        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", size,
+                "--shards", shards, "--record-bytes", "4KiB");
+        assertEquals(0, gen.exitCode(), gen.toString());
+        return data;
+    }
+
+    /** The default {@code --clients 1,32} exceeds the service's default 16 sessions per client address: the bench's own server admits them. */
+    @Test
+    void moreClientsThanTheDefaultSessionsPerClientAreMeasured() throws Exception {
+        Path data = generate("many", "1MiB", "2");
+        int many = dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient() + 1;
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", String.valueOf(many),
+                "--epochs", "1", "--batch-size", "8", "--out", dir.resolve("out-many").toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        assertTrue(run.out().contains("host-" + many), run.toString());
+    }
+
+    @Test
+    void aDatasetWithoutShardsOrRecordsIsRefusedInOneLineBeforeTheServerStarts() throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        CommandRun none = CommandRun.execute(new ServeBenchCommand(), empty.toString());
+        assertEquals(2, none.exitCode(), none.toString());
+        assertTrue(none.err().startsWith("gdsloader serve-bench: " + empty + ": no .npy"), none.toString());
+        assertFalse(none.out().contains("serving"), none.toString());
+        Path zero = Files.createDirectories(dir.resolve("zero"));
+        dev.gdsloader.formats.npy.NpyWriter.write(zero.resolve("x-00000.npy"), dev.gdsloader.formats.DType.UINT8, new long[] {0, 4}, new byte[0]);
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), zero.toString());
+        assertEquals(2, run.exitCode(), run.toString());
+        assertEquals("gdsloader serve-bench: " + zero + ": the dataset holds no records (its columns [x] have 0 records each): "
+                + "nothing to measure", run.err().strip(), run.toString());
     }
 
     @Test

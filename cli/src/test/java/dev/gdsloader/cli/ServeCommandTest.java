@@ -66,10 +66,18 @@ class ServeCommandTest {
                 }
                 assertEquals(30, records);
             }
+            // a ticket over --max-message (1 MiB): the client is told why, the server's console gets one line, no stack trace
+            var e = org.junit.jupiter.api.Assertions.assertThrows(dev.gdsloader.service.PrefetchServiceException.class,
+                    () -> PrefetchClient.builder("127.0.0.1", port).dataset("x".repeat(2 << 20)).batchSize(8)
+                            .timeout(Duration.ofSeconds(30)).open().close());
+            assertEquals(org.apache.arrow.flight.FlightStatusCode.RESOURCE_EXHAUSTED, e.code(), e.toString());
         } finally {
             p.destroy(); // SIGTERM: the shutdown hook closes the server
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "serve did not stop on SIGTERM");
         }
+        String err = Files.readString(dir.resolve("serve.err"));
+        assertTrue(err.contains("exceeds maximum size 1048576"), err);
+        assertTrue(err.lines().noneMatch(l -> l.strip().startsWith("at ")), "no stack trace on the server's console: " + err);
     }
 
     @Test
@@ -88,6 +96,8 @@ class ServeCommandTest {
         String[][] cases = {
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster needs --cluster-index I"},
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
+            {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
+            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
             {"--cluster", "127.0.0.1:9001,node1", "--cluster-index", "0", "cluster member 'node1' is not host:port"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9001", "--cluster-index", "0", "cluster member '127.0.0.1:9001' is listed twice"},
@@ -100,6 +110,20 @@ class ServeCommandTest {
             assertEquals(2, r.exitCode(), r.toString());
             assertTrue(r.err().contains(c[c.length - 1]), r.toString());
             assertTrue(r.out().isEmpty(), "nothing served: " + r);
+        }
+    }
+
+    @Test
+    void aClusterFileThatIsAFifoOrADirectoryIsOneLineWithoutBlocking(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root)
+            throws Exception {
+        Path fifo = root.resolve("cluster-fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor(), "mkfifo");
+        for (Path f : new Path[] {root, fifo}) { // the directory first: without the check a FIFO blocks CommandRun for good
+            CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                    () -> CommandRun.execute(new ServeCommand(), root.toString(), "--cluster", "@" + f, "--cluster-index", "0"));
+            assertEquals(2, r.exitCode(), r.toString());
+            assertEquals("gdsloader serve: cluster file " + f + " is not a regular file: expected one host:port a line", r.err().strip(),
+                    r.toString());
         }
     }
 

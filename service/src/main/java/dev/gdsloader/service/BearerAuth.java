@@ -40,11 +40,14 @@ public final class BearerAuth {
      *
      * @param file the file (e.g. mode 0600, owned by the server's user)
      * @return the token
-     * @throws IOException naming the file if it cannot be read
+     * @throws IOException naming the file if it cannot be read, or is not a regular file (a directory, a FIFO)
      * @throws IllegalArgumentException naming the file if its first line is not a valid token ({@link #check})
      */
     public static String read(Path file) throws IOException {
         List<String> lines;
+        if (Files.exists(file) && !Files.isRegularFile(file)) { // a directory, or a FIFO that would block the read
+            throw new IOException("token file " + file + " is not a regular file: expected a file whose first line is the token");
+        }
         try {
             lines = Files.readAllLines(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {

@@ -66,11 +66,14 @@ public record Cluster(List<String> members, int self) {
      * @param file the cluster file (the same on every server)
      * @param self this server's index, from 0
      * @return the cluster
-     * @throws IOException if the file cannot be read
+     * @throws IOException if the file cannot be read, or is not a regular file (a directory, a FIFO)
      * @throws IllegalArgumentException naming the file and the bad member or index
      */
     public static Cluster read(Path file, int self) throws IOException {
         List<String> ms = new ArrayList<>();
+        if (Files.exists(file) && !Files.isRegularFile(file)) { // a directory, or a FIFO that would block the read
+            throw new IOException("cluster file " + file + " is not a regular file: expected one host:port a line");
+        }
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             String m = line.strip();
             if (!m.isEmpty() && !m.startsWith("#")) {

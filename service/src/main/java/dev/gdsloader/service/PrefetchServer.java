@@ -8,7 +8,9 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -84,6 +86,12 @@ public final class PrefetchServer implements AutoCloseable {
                     + "; Builder.token): without one anyone who can reach it reads every dataset");
         }
         this.tls = b.tlsCert != null;
+        for (Path pem : tls ? List.of(b.tlsCert, b.tlsKey) : List.<Path>of()) {
+            if (Files.exists(pem) && !Files.isRegularFile(pem)) { // a directory, or a FIFO that would block the read
+                throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": TLS " + (pem == b.tlsCert ? "certificate " : "key ")
+                        + pem + " is not a regular file: expected a PEM file");
+            }
+        }
         if (tls && b.cluster != null) {
             throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a cluster member over TLS is not supported yet "
                     + "(members ask each other for their parts over plaintext gRPC): run the cluster on a private network, "

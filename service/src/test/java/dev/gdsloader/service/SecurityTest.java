@@ -128,6 +128,24 @@ class SecurityTest {
     }
 
     @Test
+    void aTokenFileThatIsADirectoryOrAFifoIsNamedWithoutBlocking() throws Exception {
+        Path dir = Files.createDirectory(root.resolve("token-dir"));
+        IOException d = assertThrows(IOException.class, () -> BearerAuth.read(dir));
+        assertEquals("token file " + dir + " is not a regular file: expected a file whose first line is the token", d.getMessage());
+        Path fifo = mkfifo(root.resolve("token-fifo"));
+        IOException f = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> assertThrows(IOException.class, () -> BearerAuth.read(fifo)));
+        assertTrue(f.getMessage().startsWith("token file " + fifo + " is not a regular file"), f.getMessage());
+    }
+
+    /** A named pipe made by mkfifo(1): opening it to read blocks until a writer comes. */
+    static Path mkfifo(Path at) throws Exception {
+        Process p = new ProcessBuilder("mkfifo", at.toString()).inheritIO().start();
+        assertEquals(0, p.waitFor(), "mkfifo " + at);
+        return at;
+    }
+
+    @Test
     void tlsWithASelfSignedCertificate() throws Exception {
         Path[] pem = selfSigned(root.resolve("tls"), "127.0.0.1");
         Path[] other = selfSigned(root.resolve("other"), "127.0.0.1");
@@ -152,6 +170,18 @@ class SecurityTest {
         Path missing = root.resolve("missing.pem");
         IOException e = assertThrows(IOException.class, () -> PrefetchServer.builder(root).tls(missing, missing).start().close());
         assertTrue(e.getMessage().startsWith("cannot listen on 127.0.0.1:0: TLS certificate " + missing), e.getMessage());
+    }
+
+    @Test
+    void aCertificateOrKeyThatIsAFifoOrADirectoryIsNamedWithoutBlocking() throws Exception {
+        Path[] pem = selfSigned(root.resolve("tls"), "127.0.0.1");
+        Path fifo = mkfifo(root.resolve("key-fifo"));
+        IOException k = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                () -> assertThrows(IOException.class, () -> PrefetchServer.builder(root).tls(pem[0], fifo).start().close()));
+        assertEquals("cannot listen on 127.0.0.1:0: TLS key " + fifo + " is not a regular file: expected a PEM file", k.getMessage());
+        Path dir = root.resolve("tls");
+        IOException c = assertThrows(IOException.class, () -> PrefetchServer.builder(root).tls(dir, pem[1]).start().close());
+        assertEquals("cannot listen on 127.0.0.1:0: TLS certificate " + dir + " is not a regular file: expected a PEM file", c.getMessage());
     }
 
     /**
