@@ -1,10 +1,12 @@
 package dev.gdsloader.service;
 
+import static dev.gdsloader.service.LoadAttacks.assertFast;
+import static dev.gdsloader.service.LoadAttacks.epochMaxWaitMillis;
+import static dev.gdsloader.service.LoadAttacks.wideTicket;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gdsloader.formats.DType;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.memory.MemoryKind;
 import java.io.ByteArrayOutputStream;
@@ -13,7 +15,6 @@ import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +27,6 @@ import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,7 +47,6 @@ class LimitsTest {
     private static final long BUDGET = 12L << 20;
     private static final ServerLimits LIMITS = ServerLimits.defaults().withConnections(12).withSessions(6).withSessionsPerClient(5)
             .withCallsPerConnection(3).withIdleTimeout(Duration.ofMillis(1500)).withMaxMessageBytes(64 << 10).withMemoryBudget(BUDGET);
-    private static final int WIDE_RECORDS = 40;
 
     @TempDir
     Path root;
@@ -64,10 +63,7 @@ class LimitsTest {
 
     @BeforeEach
     void start() throws Exception {
-        ServiceShards.write(root.resolve("train"), ServiceTestBase.SHARDS);
-        Files.createDirectories(root.resolve("wide"));
-        dev.gdsloader.formats.npy.NpyWriter.write(root.resolve("wide").resolve("x-00000.npy"), DType.UINT8,
-                new long[] {WIDE_RECORDS, 1 << 20}, new byte[WIDE_RECORDS << 20]);
+        LoadAttacks.writeDatasets(root);
         server = PrefetchServer.builder(root).limits(LIMITS).start();
         sampler = Thread.ofPlatform().daemon().start(() -> {
             while (sampling) {
@@ -96,34 +92,6 @@ class LimitsTest {
         assertTrue(peakArrow.get() <= BUDGET, "Arrow peak " + peakArrow.get() + " B > budget " + BUDGET);
     }
 
-    private PrefetchClient.Builder bystander() {
-        return PrefetchClient.builder("127.0.0.1", server.port()).dataset("train").batchSize(8).prefetchDepth(2).path(ReadPath.HOST)
-                .timeout(Duration.ofSeconds(30));
-    }
-
-    /** Reads one epoch; @return the longest wait for a batch (the first's includes opening the stream), ms. */
-    private static long epochMaxWaitMillis(PrefetchClient c) {
-        long worst = 0;
-        long records = 0;
-        Iterator<RemoteBatch> it = c.iterator();
-        while (true) {
-            long t0 = System.nanoTime();
-            if (!it.hasNext()) {
-                break;
-            }
-            try (RemoteBatch b = it.next()) {
-                worst = Math.max(worst, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
-                records += b.records() - b.paddingCount();
-            }
-        }
-        assertEquals(ServiceTestBase.RECORDS, records);
-        return worst;
-    }
-
-    private static void assertFast(long millis) {
-        assertTrue(millis < 1_000, "the client beside the attacker waited " + millis + " ms for a batch");
-    }
-
     /** A raw socket: writes {@code bytes} and holds; @return the time until the server closed it, ms. */
     private long heldUntilClosedMillis(byte[] bytes) throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
@@ -149,7 +117,7 @@ class LimitsTest {
 
     @Test
     void halfSentPrefacesAndFramesAreClosedAfterTheIdleTimeoutWhileOthersKeepWorking() throws Exception {
-        try (PrefetchClient c = bystander().open()) {
+        try (PrefetchClient c = LoadAttacks.bystander(server.port()).open()) {
             epochMaxWaitMillis(c); // warm
             List<Thread> attackers = new ArrayList<>();
             List<Long> held = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -186,7 +154,7 @@ class LimitsTest {
 
     @Test
     void aMessageOverTheLimitIsRefusedNamingIt() throws Exception {
-        try (PrefetchClient c = bystander().open(); RootAllocator a = new RootAllocator()) {
+        try (PrefetchClient c = LoadAttacks.bystander(server.port()).open(); RootAllocator a = new RootAllocator()) {
             FlightClient raw = FlightClient.builder(a, server.location()).build();
             try {
                 FlightRuntimeException e = assertThrows(FlightRuntimeException.class,
@@ -203,7 +171,7 @@ class LimitsTest {
 
     @Test
     void callsBeyondTheLimitOfAConnectionAreRefusedNamingIt() throws Exception {
-        try (PrefetchClient c = bystander().open(); RootAllocator a = new RootAllocator()) {
+        try (PrefetchClient c = LoadAttacks.bystander(server.port()).open(); RootAllocator a = new RootAllocator()) {
             FlightClient raw = FlightClient.builder(a, server.location()).build();
             List<FlightStream> streams = new ArrayList<>();
             try {
@@ -220,11 +188,7 @@ class LimitsTest {
                         + "--max-calls-per-connection)", e.getMessage());
                 assertFast(epochMaxWaitMillis(c));
             } finally {
-                for (FlightStream s : streams) {
-                    s.cancel("done", null);
-                    s.close();
-                }
-                raw.close();
+                LoadAttacks.cancelAndClose(streams, List.of(raw));
             }
         }
         assertWithinBudget();
@@ -253,19 +217,13 @@ class LimitsTest {
                 }
                 assertEquals(5, server.guard().calls().sessionsInProgress());
             } finally {
-                for (FlightStream s : streams) {
-                    s.cancel("done", null);
-                    s.close();
-                }
-                for (FlightClient c : clients) {
-                    c.close();
-                }
+                LoadAttacks.cancelAndClose(streams, clients);
             }
         }
         // the server-wide limit, below the per-client one on a server of its own
         server.close();
         server = PrefetchServer.builder(root).limits(LIMITS.withSessions(2)).start();
-        try (RootAllocator a = new RootAllocator(); PrefetchClient three = bystander().open()) {
+        try (RootAllocator a = new RootAllocator(); PrefetchClient three = LoadAttacks.bystander(server.port()).open()) {
             FlightClient raw = FlightClient.builder(a, server.location()).build();
             FlightStream one = raw.getStream(wideTicket());
             FlightStream two = raw.getStream(wideTicket());
@@ -276,11 +234,7 @@ class LimitsTest {
                 assertTrue(e.getMessage().endsWith("session limit reached: 2 streams at once on this server (ServerLimits.sessions, "
                         + "serve --max-sessions)"), e.getMessage());
             } finally {
-                for (FlightStream s : List.of(one, two)) {
-                    s.cancel("done", null);
-                    s.close();
-                }
-                raw.close();
+                LoadAttacks.cancelAndClose(List.of(one, two), List.of(raw));
             }
         }
         assertWithinBudget();
@@ -291,7 +245,7 @@ class LimitsTest {
         // idle for 8 s here: the held connections (and the bystander's) stay while a gRPC client's retries are refused
         server.close();
         server = PrefetchServer.builder(root).limits(LIMITS.withIdleTimeout(Duration.ofSeconds(8))).start();
-        try (PrefetchClient c = bystander().open()) {
+        try (PrefetchClient c = LoadAttacks.bystander(server.port()).open()) {
             epochMaxWaitMillis(c);
             List<Socket> idle = new ArrayList<>();
             try {
@@ -354,7 +308,7 @@ class LimitsTest {
     @Test
     void aSessionAskingForMoreMemoryThanTheBudgetIsRefusedNamingIt() throws Exception {
         try (PrefetchClient fits = PrefetchClient.builder("127.0.0.1", server.port()).dataset("wide").batchSize(1).prefetchDepth(4)
-                .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open(); PrefetchClient c = bystander().open()) {
+                .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open(); PrefetchClient c = LoadAttacks.bystander(server.port()).open()) {
             Iterator<RemoteBatch> it = fits.iterator();
             it.next().close();
             PrefetchServiceException e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1",
@@ -373,10 +327,5 @@ class LimitsTest {
 
     private void assertFalseRootPath(String m) {
         assertTrue(!m.contains(root.toString()), m);
-    }
-
-    private static Ticket wideTicket() {
-        return new Ticket(("{\"version\":3,\"dataset\":\"wide\",\"options\":{\"batchSize\":1,\"prefetchDepth\":1,\"path\":\"HOST\"}}")
-                .getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -13,13 +13,34 @@ import java.nio.file.Path;
  * input waits up to 15 s for the sessions to be freed, collects garbage and prints {@code sessions N leaks M} (M: batches
  * and native buffers the leak detector saw collected unclosed; run the child with
  * {@code -Dgdsloader.leakDetection.level=paranoid} to track every one); at end of input it closes the server and exits 0.
+ * Options before ROOT set its {@link ServerLimits} (others keep their defaults), as {@code serve}'s flags name them:
+ * {@code --memory-budget=BYTES --max-connections=N --max-sessions=N --max-sessions-per-client=N
+ * --max-calls-per-connection=N --idle-timeout-ms=MS --max-message-bytes=BYTES}.
  */
 final class ServerChild {
     private ServerChild() {
     }
 
-    public static void main(String[] args) throws Exception {
-        PrefetchServer.Builder b = PrefetchServer.builder(Path.of(args[0])).port(args.length > 1 ? Integer.parseInt(args[1]) : 0);
+    public static void main(String[] options) throws Exception {
+        ServerLimits limits = ServerLimits.defaults();
+        int first = 0;
+        for (; first < options.length && options[first].startsWith("--"); first++) {
+            String[] kv = options[first].split("=", 2);
+            long v = Long.parseLong(kv[1]);
+            limits = switch (kv[0]) {
+                case "--memory-budget" -> limits.withMemoryBudget(v);
+                case "--max-connections" -> limits.withConnections(Math.toIntExact(v));
+                case "--max-sessions" -> limits.withSessions(Math.toIntExact(v));
+                case "--max-sessions-per-client" -> limits.withSessionsPerClient(Math.toIntExact(v));
+                case "--max-calls-per-connection" -> limits.withCallsPerConnection(Math.toIntExact(v));
+                case "--idle-timeout-ms" -> limits.withIdleTimeout(java.time.Duration.ofMillis(v));
+                case "--max-message-bytes" -> limits.withMaxMessageBytes(Math.toIntExact(v));
+                default -> throw new IllegalArgumentException("ServerChild: unknown option " + options[first]);
+            };
+        }
+        String[] args = java.util.Arrays.copyOfRange(options, first, options.length);
+        PrefetchServer.Builder b = PrefetchServer.builder(Path.of(args[0])).port(args.length > 1 ? Integer.parseInt(args[1]) : 0)
+                .limits(limits);
         if (args.length > 3) {
             b.cluster(Cluster.parse(args[2], Integer.parseInt(args[3])));
         }
