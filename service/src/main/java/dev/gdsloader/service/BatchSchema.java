@@ -1,13 +1,13 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.arrow.ArrowTypes;
 import dev.gdsloader.loader.dataset.Column;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
-import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -77,17 +77,8 @@ final class BatchSchema {
     static ArrowType primitive(DType dtype) {
         return switch (dtype) {
             case BOOL -> ArrowType.Bool.INSTANCE;
-            case INT8 -> new ArrowType.Int(8, true);
-            case UINT8, FLOAT8_E4M3, FLOAT8_E5M2 -> new ArrowType.Int(8, false);
-            case INT16 -> new ArrowType.Int(16, true);
-            case UINT16, BFLOAT16 -> new ArrowType.Int(16, false);
-            case INT32 -> new ArrowType.Int(32, true);
-            case UINT32 -> new ArrowType.Int(32, false);
-            case INT64 -> new ArrowType.Int(64, true);
-            case UINT64 -> new ArrowType.Int(64, false);
-            case FLOAT16 -> new ArrowType.FloatingPoint(FloatingPointPrecision.HALF);
-            case FLOAT32 -> new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
-            case FLOAT64 -> new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+            case FLOAT8_E4M3, FLOAT8_E5M2, BFLOAT16 -> new ArrowType.Int(8 * dtype.itemSize(), false);
+            default -> ArrowTypes.of(dtype);
         };
     }
 

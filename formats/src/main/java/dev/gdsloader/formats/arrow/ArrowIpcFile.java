@@ -26,7 +26,6 @@ import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.compression.CompressionUtil;
-import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -607,8 +606,8 @@ public final class ArrowIpcFile {
         int[] checkedNodes;
         ArrowType t = field.getType();
         if (t instanceof ArrowType.FixedSizeList list && field.getChildren().size() == 1
-                && primitive(field.getChildren().get(0).getType()) != null) {
-            dtype = primitive(field.getChildren().get(0).getType());
+                && ArrowTypes.dtype(field.getChildren().get(0).getType()) != null) {
+            dtype = ArrowTypes.dtype(field.getChildren().get(0).getType());
             shape = new long[] {list.getListSize()};
             values = buffer + 2; // list validity, child validity, child values
             checkedNodes = new int[] {node, node + 1};
@@ -617,8 +616,8 @@ public final class ArrowIpcFile {
             shape = new long[] {fsb.getByteWidth()};
             values = buffer + 1;
             checkedNodes = new int[] {node};
-        } else if (primitive(t) != null) {
-            dtype = primitive(t);
+        } else if (ArrowTypes.dtype(t) != null) {
+            dtype = ArrowTypes.dtype(t);
             shape = new long[0];
             values = buffer + 1;
             checkedNodes = new int[] {node};
@@ -770,25 +769,8 @@ public final class ArrowIpcFile {
         if (t instanceof ArrowType.Bool) {
             return 1;
         }
-        DType d = primitive(t);
+        DType d = ArrowTypes.dtype(t);
         return d == null ? 0 : d.itemSize() * 8;
-    }
-
-    private static DType primitive(ArrowType t) {
-        if (t instanceof ArrowType.Int i) {
-            return switch (i.getBitWidth()) {
-                case 8 -> i.getIsSigned() ? DType.INT8 : DType.UINT8;
-                case 16 -> i.getIsSigned() ? DType.INT16 : DType.UINT16;
-                case 32 -> i.getIsSigned() ? DType.INT32 : DType.UINT32;
-                case 64 -> i.getIsSigned() ? DType.INT64 : DType.UINT64;
-                default -> null;
-            };
-        }
-        if (t instanceof ArrowType.FloatingPoint f) {
-            return f.getPrecision() == FloatingPointPrecision.HALF ? DType.FLOAT16
-                    : f.getPrecision() == FloatingPointPrecision.SINGLE ? DType.FLOAT32 : DType.FLOAT64;
-        }
-        return null;
     }
 
     /** Field nodes of a field in pre-order: itself and its descendants (Arrow columnar format, "Buffer layout"). */

@@ -15,7 +15,6 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.ipc.ArrowFileWriter;
-import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -109,20 +108,11 @@ public final class ArrowWriter {
     }
 
     private static ArrowType arrowType(ColumnData c) {
-        return switch (c.dtype()) {
-            case INT8 -> new ArrowType.Int(8, true);
-            case UINT8 -> new ArrowType.Int(8, false);
-            case INT16 -> new ArrowType.Int(16, true);
-            case UINT16 -> new ArrowType.Int(16, false);
-            case INT32 -> new ArrowType.Int(32, true);
-            case UINT32 -> new ArrowType.Int(32, false);
-            case INT64 -> new ArrowType.Int(64, true);
-            case UINT64 -> new ArrowType.Int(64, false);
-            case FLOAT16 -> new ArrowType.FloatingPoint(FloatingPointPrecision.HALF);
-            case FLOAT32 -> new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
-            case FLOAT64 -> new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
-            default -> throw new IllegalArgumentException(c.name() + ": " + c.dtype() + " has no fixed-width Arrow type here");
-        };
+        ArrowType t = ArrowTypes.of(c.dtype());
+        if (t == null) {
+            throw new IllegalArgumentException(c.name() + ": " + c.dtype() + " has no fixed-width Arrow type here");
+        }
+        return t;
     }
 
     /** Copies rows [first, first + n) of a column into its vector, all valid. */
