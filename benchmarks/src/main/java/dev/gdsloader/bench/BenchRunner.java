@@ -360,8 +360,13 @@ public final class BenchRunner {
                 }
             }
             double heapPerBatch = heap == null || n <= warm ? Double.NaN : heap.end(checkingHeap) / (double) (n - warm);
+            long tail = consumer.drain(); // the last batches land: their time counts
             long cpu1 = CpuTime.processNanos();
             LoaderStats s = loader.stats();
+            if (tail > 0) {
+                s = new LoaderStats(s.path(), s.batches(), s.bytes(), s.storageBytes(), s.wallNanos() + tail,
+                        s.stallNanos(), s.ioNanos(), s.slotsInFlight(), s.memory(), s.registrationNanos());
+            }
             if (cold && s.registrationNanos() > 0) {
                 // a cold MAPPED epoch 0 reads its shards while the build maps and registers them: that time counts
                 notes.add(String.format(java.util.Locale.ROOT, "%s: cold GB/s includes the %.3f s the loader's build spent "

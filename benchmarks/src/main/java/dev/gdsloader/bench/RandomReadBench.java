@@ -1,5 +1,6 @@
 package dev.gdsloader.bench;
 
+import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
@@ -209,19 +210,29 @@ public final class RandomReadBench {
                 if (c.directIo() != null) {
                     b.directIo(c.directIo());
                 }
-                try (GdsLoader loader = b.build()) {
+                try (GdsLoader loader = b.build();
+                     CudaStream consumer = loader.pathTaken().onDevice() ? CudaStream.create() : null) {
                     long cpu0 = CpuTime.processNanos();
+                    long t0 = System.nanoTime();
                     Iterator<Batch> it = loader.iterator();
-                    while (it.hasNext()) {
+                    while (it.hasNext()) { // a training loop with no compute: wait and release on its stream
                         Batch batch = it.next();
-                        batch.readyEvent().ifPresent(dev.gdsloader.cuda.CudaEvent::synchronize); // delivered = in place
-                        batch.close();
+                        if (consumer != null) {
+                            batch.awaitOn(consumer);
+                            batch.release(consumer);
+                        } else {
+                            batch.close();
+                        }
                     }
+                    if (consumer != null) {
+                        consumer.synchronize(); // every batch counted has landed
+                    }
+                    long wall = System.nanoTime() - t0;
                     LoaderStats s = loader.stats();
                     taken[i] = loader.pathTaken();
                     direct[i] = loader.pathTaken() == PathTaken.GDS || loader.pathTaken() != PathTaken.MAPPED
                             && loader.options().directIo();
-                    byPath.get(i).add(new double[] {s.gigabytesPerSecond(), cpuPerGb(cpu0, s.bytes())});
+                    byPath.get(i).add(new double[] {s.bytes() / (double) wall, cpuPerGb(cpu0, s.bytes())});
                 }
             }
         }

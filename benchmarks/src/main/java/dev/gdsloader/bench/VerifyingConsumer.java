@@ -1,5 +1,6 @@
 package dev.gdsloader.bench;
 
+import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.HostReadback;
@@ -8,16 +9,32 @@ import java.util.zip.CRC32C;
 /**
  * The benchmark's consumer: brings every column of every batch back to the host ({@link HostReadback})
  * and compares its CRC32C with the value computed from the file. Counts mismatches; not thread-safe.
+ *
+ * <p>Unchecked, on a device path, it is a training loop with no compute: each batch is waited for and released on
+ * the consumer's own stream ({@link Batch#awaitOn}, {@link Batch#release(CudaStream)}), the host never blocking on
+ * a batch; {@link #drain()} waits for the stream at the end, so that every batch counted has landed.
  */
 final class VerifyingConsumer implements AutoCloseable {
     private final long[][] expected;
     private final HostReadback readback;
+    private final CudaStream stream;
     private long mismatches;
     private String firstMismatch;
 
     VerifyingConsumer(long[][] expected, long maxColumnBytes, boolean device) {
         this.expected = expected;
         this.readback = expected == null ? null : new HostReadback(maxColumnBytes, device);
+        this.stream = expected == null && device ? CudaStream.create() : null;
+    }
+
+    /** @return nanoseconds spent waiting for the consumer's stream to pass every batch it was given (0 on the host) */
+    long drain() {
+        if (stream == null) {
+            return 0;
+        }
+        long t0 = System.nanoTime();
+        stream.synchronize();
+        return System.nanoTime() - t0;
     }
 
     /**
@@ -38,8 +55,9 @@ final class VerifyingConsumer implements AutoCloseable {
      */
     void check(Batch b) {
         if (expected == null) {
-            // unchecked: the batch still counts only once its bytes are in place (its ready event), as a consumer sees it
-            b.readyEvent().ifPresent(dev.gdsloader.cuda.CudaEvent::synchronize);
+            if (stream != null) {
+                b.awaitOn(stream); // the batch counts once its bytes are in place: drain() waits for that
+            }
             return;
         }
         readback.await(b);
@@ -65,7 +83,9 @@ final class VerifyingConsumer implements AutoCloseable {
      * @param b the batch
      */
     void release(Batch b) {
-        if (readback == null) {
+        if (stream != null) {
+            b.release(stream);
+        } else if (readback == null) {
             b.close();
         } else {
             readback.release(b);
@@ -87,6 +107,9 @@ final class VerifyingConsumer implements AutoCloseable {
     public void close() {
         if (readback != null) {
             readback.close();
+        }
+        if (stream != null) {
+            stream.close();
         }
     }
 }
