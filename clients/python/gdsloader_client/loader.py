@@ -184,7 +184,9 @@ class _Stream:
             if chunk is None:
                 return None
             if chunk.data is None:
-                continue  # a metadata-only message: nothing the contract defines for server -> client; skip
+                if self.delivery == "CUDA_IPC" and P.is_end_message(chunk.app_metadata):
+                    return None  # the exchange's end message (protocol 4): finish() half-closes after unmapping
+                continue  # another metadata-only message: nothing the contract defines for server -> client; skip
             break
         rb = chunk.data
         meta = P.parse_batch_metadata(chunk.app_metadata, self.delivery)
@@ -247,12 +249,20 @@ class _Stream:
                 wd.arm(self.reader)
             try:
                 self.writer.done_writing()
-                self.writer.close()
+                # read to the server's completion (it frees the session then); cancelling earlier would abort it
+                while True:
+                    self.reader.read_chunk()
+            except StopIteration:
+                pass
             except Exception:
                 pass
             finally:
                 if wd is not None:
                     wd.disarm()
+            try:
+                self.writer.close()
+            except Exception:
+                pass
             self.writer = None
         self.close()
 

@@ -1,4 +1,4 @@
-"""The pure part of the gds-loader Flight client: the wire contract (protocol version 3) without any I/O.
+"""The pure part of the gds-loader Flight client: the wire contract (protocol version 4) without any I/O.
 
 Nothing here imports pyarrow, torch or cupy, so it can be checked on any machine with numpy. What it covers:
 
@@ -23,7 +23,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """The ``version`` every request carries and the schema metadata ``gdsloader.version`` a server sends."""
 
 DELIVERIES = ("HOST", "CUDA_IPC")
@@ -242,7 +242,7 @@ def loader_options(batch_size: int, *, shuffle: Any = False, seed: int = 0, rank
 
 def build_request(dataset: str, options: Mapping[str, Any], *, delivery: str = "HOST", epoch: int = 0,
                   state: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """The request object (protocol version 3). ``state`` resumes right after the batch it was saved at."""
+    """The request object (protocol version 4). ``state`` resumes right after the batch it was saved at."""
     if not isinstance(dataset, str) or not dataset:
         raise ValueError(f"dataset must be a non-empty directory name under the server's root, got {dataset!r}")
     if not _is_int(epoch) or epoch < 0:
@@ -375,6 +375,18 @@ def decode_handle(value: Any, where: str) -> bytes:
     if len(raw) != IPC_HANDLE_BYTES:
         raise ProtocolError(f"{where}: expected {IPC_HANDLE_BYTES} bytes, got {len(raw)}")
     return raw
+
+
+def is_end_message(app_metadata: Any) -> bool:
+    """True for CUDA_IPC's end message, metadata only: ``{"end": true, "batches": N}`` (protocol 4), which the server
+    sends after an epoch's last batch; the client then releases what it holds, unmaps, and half-closes."""
+    if app_metadata is None:
+        return False
+    try:
+        m = json.loads(bytes(app_metadata))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(m, dict) and m.get("end") is True
 
 
 def release_message(batch_id: int) -> bytes:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small pure-Python implementation of the Flight contract (protocol v3), for checking the client on a machine
+"""A small pure-Python implementation of the Flight contract (protocol v4), for checking the client on a machine
 without the Java build or a GPU (CUDA_IPC's message flow with shared-memory files standing in for GPU slots). It is NOT the product: the real tests (flight_tests.py) run
 the Java server. It serves ``<column>-<NNNNN>.npy`` datasets under a root: GetFlightInfo (schema, one endpoint,
 batchesPerEpoch), DoGet of one epoch (sequential or a seeded global shuffle; EXACT_ONCE rank split), batch
@@ -18,6 +18,8 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.flight as fl
+
+PROTOCOL_VERSION = 4
 
 ARROW = {"|b1": (pa.bool_(), "BOOL"), "|i1": (pa.int8(), "INT8"), "|u1": (pa.uint8(), "UINT8"),
          "<i2": (pa.int16(), "INT16"), "<u2": (pa.uint16(), "UINT16"), "<i4": (pa.int32(), "INT32"),
@@ -47,7 +49,7 @@ def schema_of(cols):
         fields.append(pa.field(name, ft, nullable=False,
                                metadata={"gdsloader.dtype": dname, "gdsloader.shape": json.dumps(shape)}))
     fields += [pa.field("_record", pa.int64(), nullable=False), pa.field("_padding", pa.bool_(), nullable=False)]
-    return pa.schema(fields, metadata={"gdsloader.version": "3"})
+    return pa.schema(fields, metadata={"gdsloader.version": str(PROTOCOL_VERSION)})
 
 
 def state_after(b, epoch, n, bs, sampler):
@@ -154,8 +156,11 @@ class Server(fl.FlightServerBase):
                 rb = pa.RecordBatch.from_arrays([pa.array(rec, pa.int64()), pa.array(np.zeros(len(rec), bool))],
                                                 schema=schema)
                 writer.write_with_metadata(rb, json.dumps(meta).encode())
-            with cv:  # the client maps the slots until it has released them; then the stream ends
-                while lent and not done:
+            # the end message (protocol 4), then the call stays open until the client half-closes: it maps the slots
+            # until it has released every batch and unmapped them
+            writer.write_metadata(json.dumps({"end": True, "batches": -(-len(idx) // bs) - first}).encode())
+            with cv:
+                while not done:
                     cv.wait()
         finally:
             for path in slots:
@@ -169,8 +174,8 @@ class Server(fl.FlightServerBase):
         unknown = set(req) - {"version", "dataset", "options", "delivery", "epoch", "state"}
         if unknown:
             raise pa.ArrowInvalid(f"unknown request field(s) {sorted(unknown)}")
-        if req.get("version") != 3:
-            raise pa.ArrowInvalid(f"version {req.get('version')} is not 3")
+        if req.get("version") != PROTOCOL_VERSION:
+            raise pa.ArrowInvalid(f"version {req.get('version')} is not {PROTOCOL_VERSION}")
         if ipc is not None and req.get("delivery", "HOST") != ("CUDA_IPC" if ipc else "HOST"):
             raise pa.ArrowInvalid(f"delivery {req.get('delivery')} on the wrong RPC")
         bad = set(req["options"]) - {"batchSize", "sampler", "columns", "prefetchDepth", "device"}

@@ -47,13 +47,13 @@ H64 = bytes(range(64))
 H64B = base64.b64encode(H64).decode()
 
 
-@check("request JSON matches the contract (version 3, options, delivery, epoch, state)")
+@check("request JSON matches the contract (version 4, options, delivery, epoch, state)")
 def _():
     opts = P.loader_options(256, shuffle=True, seed=7, rank=1, world_size=4, partition="pad", drop_last=True,
                             columns=["images", "labels"], extra={"prefetchDepth": 8, "sampler": {"blockRecords": 3}})
     req = P.build_request("train", opts, delivery="cuda_ipc", epoch=2, state={"version": 2, "epoch": 2})
     got = json.loads(P.encode_request(req))
-    assert got == {"version": 3, "dataset": "train",
+    assert got == {"version": 4, "dataset": "train",
                    "options": {"batchSize": 256,
                                "sampler": {"shuffle": "GLOBAL", "seed": 7, "rank": 1, "worldSize": 4,
                                            "partition": "PAD", "dropLast": True, "blockRecords": 3},
@@ -77,9 +77,9 @@ def _():
 
 @check("ticket_with_state keeps server-added fields and sets epoch/state")
 def _():
-    t = P.encode_request({"version": 3, "dataset": "d", "serverShard": 5, "epoch": 0})
+    t = P.encode_request({"version": 4, "dataset": "d", "serverShard": 5, "epoch": 0})
     out = json.loads(P.ticket_with_state(t, {"batchesConsumed": 3}, 1))
-    assert out == {"version": 3, "dataset": "d", "serverShard": 5, "epoch": 1, "state": {"batchesConsumed": 3}}
+    assert out == {"version": 4, "dataset": "d", "serverShard": 5, "epoch": 1, "state": {"batchesConsumed": 3}}
     assert "state" not in json.loads(P.ticket_with_state(P.encode_request(out), None, 1))
     raises(ProtocolError, P.ticket_with_state, b"\x00opaque", {}, 0, match="not UTF-8 JSON")
     raises(ProtocolError, P.ticket_with_state, b"[1]", {}, 0, match="not a JSON object")
@@ -158,6 +158,9 @@ def _():
     raises(ProtocolError, P.parse_batch_metadata, ipc_meta(columns=[]), "CUDA_IPC", match="columns")
     raises(ProtocolError, P.parse_batch_metadata, host_meta(), "CUDA_IPC", match="'id'")
     assert json.loads(P.release_message(9)) == {"release": 9}
+    assert P.is_end_message(b'{"end": true, "batches": 13}')
+    assert not P.is_end_message(b'{"end": false}') and not P.is_end_message(b'{"release": 1}')
+    assert not P.is_end_message(None) and not P.is_end_message(b"\xff not json") and not P.is_end_message(b"[1]")
 
 
 @check("RANK / WORLD_SIZE / LOCAL_RANK from the environment")

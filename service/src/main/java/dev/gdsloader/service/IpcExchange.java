@@ -37,9 +37,10 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * records an interprocess event ({@link CudaIpc.EventPool}, one per slot) whose handle goes out as {@code "event"}; the
  * client waits on it. Where the driver refuses interprocess events the server synchronizes the ready event before
  * sending and sends {@code "event": null} (the batch is complete on the device when the client gets it).
- * After the epoch's last batch the server completes its side of the stream, then keeps reading releases until the
- * client completes its side (or goes away); only then is the loader freed, since the client maps its buffers until
- * it has released them. Runs on the calling thread plus one reader thread; not thread-safe otherwise.
+ * After the epoch's last batch the server sends the end message ({@code {"end": true, "batches": N}}, metadata only)
+ * and keeps its side open, reading releases, until the client half-closes (it does so once it released every batch
+ * and unmapped the slots) or goes away; only then does the server complete the call and free the loader, since the
+ * client maps its buffers until then (and gRPC drops what a client sends after the server completed). Runs on the calling thread plus one reader thread; not thread-safe otherwise.
  */
 final class IpcExchange {
     private static final Logger LOG = Logger.getLogger(IpcExchange.class.getName());
@@ -134,8 +135,15 @@ final class IpcExchange {
                 writer.putNext(HostStream.utf8(a, meta.toString()));
                 root.clear();
             }
-            writer.completed();
-            awaitReleasesOrClientDone();
+            // The end, as a metadata-only message; the call stays open: gRPC drops what a client sends after the
+            // server completed, so the releases still due and the client's unmapping must come first (CUDA forbids
+            // freeing memory another process still maps). The client half-closes once it released every batch and
+            // unmapped the slots; then the server completes and the session is freed.
+            writer.putMetadata(HostStream.utf8(a, endMessage(nextId)));
+            awaitClientDone();
+            if (!writer.isCancelled()) {
+                writer.completed();
+            }
         } finally {
             // the reader thread ends when the call does (Flight completes the server's reader then; a server-side
             // reader cannot be cancelled); a release it reads after this finds nothing lent and is ignored
@@ -201,12 +209,31 @@ final class IpcExchange {
         }
     }
 
-    private void awaitReleasesOrClientDone() throws InterruptedException {
+    /**
+     * Waits until the client half-closed (its side done: every batch released, the slots unmapped) or went away;
+     * throws if the server closes first or the client broke the protocol.
+     */
+    private void awaitClientDone() throws InterruptedException {
         synchronized (monitor) {
-            while (!lent.isEmpty() && !readerDone && !closing.getAsBoolean() && !writer.isCancelled()) {
+            while (!readerDone && !writer.isCancelled()) {
+                if (closing.getAsBoolean()) {
+                    throw Errors.shuttingDown();
+                }
                 monitor.wait(50);
             }
         }
+        Throwable t = readerFailure;
+        if (t != null) {
+            throw CallStatus.INVALID_ARGUMENT.withDescription(String.valueOf(t.getMessage())).toRuntimeException();
+        }
+    }
+
+    /** @return the epoch's end message ({@code {"end": true, "batches": N}}, service/README.md) */
+    static String endMessage(long batches) {
+        ObjectNode n = Protocol.JSON.createObjectNode();
+        n.put(Protocol.END_KEY, true);
+        n.put("batches", batches);
+        return n.toString();
     }
 
     private void checkAlive() {

@@ -239,14 +239,16 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     if (stream == null) {
                         open(t);
                     }
-                    if (!nextWithDeadline(stream, t)) {
+                    JsonNode meta = nextWithDeadline(stream, t) ? metadata(stream.getLatestMetadata()) : null;
+                    if (meta == null || meta.path(Protocol.END_KEY).asBoolean(false)) {
+                        // the stream's end (DoGet), or the exchange's end message (CUDA_IPC, protocol 4)
                         if (!nextTarget()) {
                             return false;
                         }
                         reconnectDeadline = 0;
                         continue;
                     }
-                    fetched = toBatch();
+                    fetched = toBatch(meta);
                     last = fetched.state();
                     return true;
                 } catch (FlightRuntimeException e) {
@@ -293,12 +295,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             } else {
                 exchange = flight.doExchange(FlightDescriptor.command(t.ticket(r)));
                 stream = exchange.getReader();
-                ipc = new IpcStream(exchange);
+                ipc = new IpcStream(exchange, timer, timeoutMillis);
             }
         }
 
-        private RemoteBatch toBatch() {
-            JsonNode meta = metadata(stream.getLatestMetadata());
+        private RemoteBatch toBatch(JsonNode meta) {
             LoaderState s = LoaderState.fromJson(meta.path("state").toString());
             RemoteBatch b = request.delivery() == Delivery.HOST ? hostBatch(stream.getRoot(), meta, s) : ipcBatch(meta, s, ipc);
             held.add(b);
@@ -519,8 +520,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     /**
      * The client side of one DoExchange (one epoch of one server session): releases go out on its writer; once the
-     * reader ended and every batch is back it unmaps the session's slot buffers and destroys its events, and only then
-     * completes (the server frees the buffers after that: CUDA forbids freeing memory another process still maps).
+     * server's end message came and every batch is back it unmaps the session's slot buffers and destroys its events,
+     * and only then half-closes and reads to the server's completion (the server frees the buffers after that: CUDA
+     * forbids freeing memory another process still maps).
      */
     static final class IpcStream {
         final ExchangeReaderWriter exchange;
@@ -532,8 +534,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private boolean readerEnded;
         private boolean done;
 
-        IpcStream(ExchangeReaderWriter exchange) {
+        private final ScheduledExecutorService timer;
+        private final long timeoutMillis;
+
+        IpcStream(ExchangeReaderWriter exchange, ScheduledExecutorService timer, long timeoutMillis) {
             this.exchange = exchange;
+            this.timer = timer;
+            this.timeoutMillis = timeoutMillis;
         }
 
         void release(BufferAllocator a, long id) {
@@ -569,7 +576,18 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 }
                 events.clear();
                 try {
-                    exchange.getWriter().completed();
+                    exchange.getWriter().completed(); // the server completes the call once it sees this
+                    FlightStream r = exchange.getReader();
+                    // read to the server's completion (closing earlier would cancel the call), within the deadline
+                    ScheduledFuture<?> f = timer.schedule(() -> r.cancel("no completion for " + timeoutMillis + " ms", null),
+                            timeoutMillis, TimeUnit.MILLISECONDS);
+                    try {
+                        while (r.next()) {
+                            LOG.log(Level.FINE, "gdsloader: a message after the exchange's end message, ignored");
+                        }
+                    } finally {
+                        f.cancel(false);
+                    }
                     exchange.close();
                 } catch (Exception e) {
                     LOG.log(Level.FINE, "gdsloader: closing an exchange", e);

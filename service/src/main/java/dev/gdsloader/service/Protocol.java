@@ -12,8 +12,8 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  */
 public final class Protocol {
     /** The protocol version this build speaks; a request of another version is refused naming both. */
-    public static final int VERSION = 3;
-    /** Schema metadata key: the protocol version, {@code "3"}. */
+    public static final int VERSION = 4;
+    /** Schema metadata key: the protocol version, {@code "4"}. */
     public static final String VERSION_KEY = "gdsloader.version";
     /** Field metadata key: the column's {@code DType} name, e.g. {@code "UINT8"}. */
     public static final String DTYPE_KEY = "gdsloader.dtype";
@@ -23,6 +23,11 @@ public final class Protocol {
     public static final String RECORD_COLUMN = "_record";
     /** Bookkeeping column: true for rows that are padding ({@code Partition.PAD}), Bool. */
     public static final String PADDING_COLUMN = "_padding";
+    /**
+     * CUDA_IPC end message key: after an epoch's last batch the server sends {@code {"end": true, "batches": N}} as a
+     * metadata-only message and keeps the call open until the client half-closes (protocol version 4; service/README.md).
+     */
+    public static final String END_KEY = "end";
 
     /** Strict JSON: unknown properties are refused by name. */
     static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();

@@ -13,7 +13,7 @@ import java.util.Objects;
 
 /**
  * A client's request: one epoch of one dataset, as the UTF-8 JSON object that is both the {@code FlightDescriptor}
- * command and the {@code Ticket} ({@code {"version": 3, "dataset": "train", "options": {...}, "delivery": "HOST",
+ * command and the {@code Ticket} ({@code {"version": 4, "dataset": "train", "options": {...}, "delivery": "HOST",
  * "epoch": 0, "state": {...}}}, service/README.md). Immutable.
  *
  * @param dataset dataset directory or shard, relative to the server's root

@@ -61,7 +61,7 @@ class FaultsTest {
              PrefetchClient c = PrefetchClient.builder("127.0.0.1", server.port()).dataset("wide").batchSize(1).prefetchDepth(2)
                      .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).reconnectTimeout(Duration.ofMillis(500)).open()) {
             FlightClient raw = FlightClient.builder(a, server.location()).build();
-            FlightStream s = raw.getStream(new Ticket(("{\"version\":3,\"dataset\":\"wide\",\"options\":{\"batchSize\":1,"
+            FlightStream s = raw.getStream(new Ticket(("{\"version\":4,\"dataset\":\"wide\",\"options\":{\"batchSize\":1,"
                     + "\"prefetchDepth\":2,\"path\":\"HOST\"}}").getBytes(StandardCharsets.UTF_8)));
             try {
                 Iterator<RemoteBatch> it = c.iterator();

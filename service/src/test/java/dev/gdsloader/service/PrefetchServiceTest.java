@@ -218,16 +218,16 @@ class PrefetchServiceTest extends ServiceTestBase {
         try (RootAllocator a = new RootAllocator();
              FlightClient f = FlightClient.builder(a, Location.forGrpcInsecure("127.0.0.1", server.port())).build()) {
             String[][] cases = {
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"bogus\":1}", "unknown request field 'bogus'"},
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"bogus\":1}}", "unknown option 'bogus'"},
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"prefetchDepth\":65}}", "prefetchDepth must be 1..64"},
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"sampler\":{\"shuffle\":\"global\"}}}", "batchSize must be > 0"},
-                {"{\"version\":2,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "protocol version 2 is not supported: this server speaks version 3"},
-                {"{\"version\":3.5,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "'version' must be the integer 3"},
-                {"{\"version\":\"3\",\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "'version' must be the integer 3"},
-                {"{\"dataset\":\"train\"}", "'version' must be the integer 3"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"bogus\":1}", "unknown request field 'bogus'"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"bogus\":1}}", "unknown option 'bogus'"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"prefetchDepth\":65}}", "prefetchDepth must be 1..64"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"sampler\":{\"shuffle\":\"global\"}}}", "batchSize must be > 0"},
+                {"{\"version\":2,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "protocol version 2 is not supported: this server speaks version 4"},
+                {"{\"version\":4.5,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "'version' must be the integer 4"},
+                {"{\"version\":\"3\",\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "'version' must be the integer 4"},
+                {"{\"dataset\":\"train\"}", "'version' must be the integer 4"},
                 {"[]", "request must be a JSON object"},
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"delivery\":\"CUDA_IPC\"}", "is a DoExchange"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"delivery\":\"CUDA_IPC\"}", "is a DoExchange"},
             };
             for (String[] c : cases) {
                 var e = assertThrows(FlightRuntimeException.class, () -> {
@@ -242,8 +242,8 @@ class PrefetchServiceTest extends ServiceTestBase {
         try (RootAllocator a = new RootAllocator();
              FlightClient f = FlightClient.builder(a, Location.forGrpcInsecure("127.0.0.1", server.port())).build()) {
             String[][] exchanges = {
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "is a DoGet"},
-                {"{\"version\":3,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"path\":\"HOST\"},\"delivery\":\"CUDA_IPC\"}",
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "is a DoGet"},
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4,\"path\":\"HOST\"},\"delivery\":\"CUDA_IPC\"}",
                     "delivery CUDA_IPC needs batches in GPU memory, but path HOST was asked for"},
             };
             for (String[] c : exchanges) {
@@ -283,7 +283,7 @@ class PrefetchServiceTest extends ServiceTestBase {
             assertEquals(1, info.getEndpoints().size());
             assertEquals(server.port(), info.getEndpoints().get(0).getLocations().get(0).getUri().getPort());
             Schema schema = info.getSchemaOptional().orElseThrow();
-            assertEquals("3", schema.getCustomMetadata().get("gdsloader.version"));
+            assertEquals("4", schema.getCustomMetadata().get("gdsloader.version"));
             assertEquals(List.of("x", "y", "_record", "_padding"), schema.getFields().stream().map(x -> x.getName()).toList());
             assertEquals("UINT8", schema.findField("x").getMetadata().get("gdsloader.dtype"));
             assertEquals("[20]", schema.findField("x").getMetadata().get("gdsloader.shape"));
