@@ -85,9 +85,10 @@ final class ServeBench {
      * @param device the GPU of the CUDA IPC rows
      * @param python the Python client command (program and its first arguments), or empty to skip that row
      * @param timeout the longest wait for any batch, child process line or result
+     * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
      */
     record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
-                  List<String> python, Duration timeout) {
+                  List<String> python, Duration timeout, long memoryBudget) {
     }
 
     /**
@@ -149,12 +150,14 @@ final class ServeBench {
         ServerLimits limits = ServerLimits.defaults();
         limits = limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), most))
                 .withSessions(Math.max(limits.sessions(), most))
-                .withConnections(Math.max(limits.connections(), 2 * most + 8));
+                .withConnections(Math.max(limits.connections(), 2 * most + 8))
+                .withMemoryBudget(c.memoryBudget());
         try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).limits(limits).start()) {
             int port = server.port();
             log.println("serve-bench: serving " + name + " under " + data.getParent() + " on 127.0.0.1:" + port);
             log.println("serve-bench: 1 client, HOST delivery, 1 warm-up + " + c.epochs() + " epoch(s) ...");
             Moved one = clients(port, name, host, 1, c.epochs(), c.timeout());
+            awaitIdle(server, log);
             Row host1 = row("host-1", "1 Java client, loopback, HOST delivery (DoGet), path " + one.pathTaken(), one,
                     "loopback", ">= 0.5");
             log.println("serve-bench: loopback TCP copy of " + one.bytes() + " bytes ...");
@@ -166,6 +169,7 @@ final class ServeBench {
             for (int n : c.clients()) {
                 log.println("serve-bench: " + n + " clients, rank r of " + n + " each ...");
                 Moved m = clients(port, name, host, n, c.epochs(), c.timeout());
+                awaitIdle(server, log);
                 rows.add(row("host-" + n, n + " Java clients at once, rank r of " + n + " each (the dataset once per epoch "
                         + "in all), HOST delivery", m, "host-1", ">= 2").against(host1));
             }
@@ -173,6 +177,24 @@ final class ServeBench {
             rows.add(python(c, port, data, host1, log));
         }
         return rows;
+    }
+
+    /**
+     * Waits until the server has freed every session of the row before (each row starts on an idle server).
+     *
+     * @throws IllegalStateException naming the sessions' memory if some are still held 30 s after their clients closed
+     */
+    private static void awaitIdle(PrefetchServer server, PrintStream log) throws InterruptedException {
+        long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
+        while (server.sessions() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        if (server.sessions() > 0) {
+            throw new IllegalStateException("serve-bench: " + server.sessions() + " sessions still held 30 s after their "
+                    + "clients closed: " + server.allocator().describeOutstanding());
+        }
+        log.printf(java.util.Locale.ROOT, "serve-bench: every session freed %.3f s after the row%n", (System.nanoTime() - t0) / 1e9);
     }
 
     private static Row row(String id, String what, Moved m, String ratioTo, String acceptance) {

@@ -41,6 +41,12 @@ final class ServeBenchCommand implements Callable<Integer> {
 
     private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
 
+    @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "16GiB",
+            description = "the server's native memory budget (serve --memory-budget; default here: ${DEFAULT-VALUE}, "
+                    + "serve's own default is 4GiB): N clients opening at once each hold a GetFlightInfo loader and a "
+                    + "stream loader for a moment, 2 rings per client")
+    long memoryBudget;
+
     @Option(names = "--batch-size", defaultValue = "128", description = "records per batch (default: ${DEFAULT-VALUE})")
     int batchSize;
 
@@ -105,7 +111,7 @@ final class ServeBenchCommand implements Callable<Integer> {
                 : noDirect ? Boolean.FALSE : null);
         List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
-                Duration.ofSeconds(timeoutSeconds));
+                Duration.ofSeconds(timeoutSeconds), memoryBudget);
         List<ServeBench.Row> rows = ServeBench.run(config, System.out);
         ServeBench.print(rows, System.out);
         String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());

@@ -242,6 +242,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     JsonNode meta = nextWithDeadline(stream, t) ? metadata(stream.getLatestMetadata()) : null;
                     if (meta == null || meta.path(Protocol.END_KEY).asBoolean(false)) {
                         // the stream's end (DoGet), or the exchange's end message (CUDA_IPC, protocol 4)
+                        if (meta != null && ipc != null) {
+                            ipc.endReceived();
+                        }
                         if (!nextTarget()) {
                             return false;
                         }
@@ -532,6 +535,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         final Map<String, jcuda.runtime.cudaEvent_t> events = new HashMap<>();
         int outstanding;
         private boolean readerEnded;
+        private boolean endReceived;
         private boolean done;
 
         private final ScheduledExecutorService timer;
@@ -555,6 +559,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             finishIfDone();
         }
 
+        /** The server's end message came: on finishing, read to the server's completion instead of cancelling. */
+        void endReceived() {
+            endReceived = true;
+        }
+
         void readerEnded() {
             readerEnded = true;
             finishIfDone();
@@ -576,21 +585,25 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 }
                 events.clear();
                 try {
-                    exchange.getWriter().completed(); // the server completes the call once it sees this
-                    FlightStream r = exchange.getReader();
-                    // read to the server's completion (closing earlier would cancel the call), within the deadline
-                    ScheduledFuture<?> f = timer.schedule(() -> r.cancel("no completion for " + timeoutMillis + " ms", null),
-                            timeoutMillis, TimeUnit.MILLISECONDS);
-                    try {
-                        while (r.next()) {
-                            LOG.log(Level.FINE, "gdsloader: a message after the exchange's end message, ignored");
+                    exchange.getWriter().completed(); // after the end message, the server completes once it sees this
+                    if (endReceived) {
+                        // read to the server's completion (closing earlier would cancel the call), within the deadline;
+                        // an exchange abandoned before its end is cancelled by the close below instead
+                        FlightStream r = exchange.getReader();
+                        ScheduledFuture<?> f = timer.schedule(() -> r.cancel("no completion for " + timeoutMillis + " ms",
+                                null), timeoutMillis, TimeUnit.MILLISECONDS);
+                        try {
+                            while (r.next()) {
+                                LOG.log(Level.FINE, "gdsloader: a message after the exchange's end message, ignored");
+                            }
+                        } finally {
+                            f.cancel(false);
                         }
-                    } finally {
-                        f.cancel(false);
                     }
-                    exchange.close();
-                } catch (Exception e) {
-                    LOG.log(Level.FINE, "gdsloader: closing an exchange", e);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.FINE, "gdsloader: finishing an exchange", e);
+                } finally {
+                    closeQuietly(exchange);
                 }
             }
         }
