@@ -74,6 +74,12 @@ final class ServeCommand implements Callable<Integer> {
             description = "largest message a client may send, e.g. 1MiB (default: 1MiB); batches sent are not limited by it")
     Long maxMessage;
 
+    @Option(names = "--registration-linger", paramLabel = "SECONDS", defaultValue = "30",
+            description = "seconds the MAPPED path's shard registrations stay after the session that made them ended, so "
+                    + "that the next epoch's session does not register (read) every shard again; 0 undoes them with "
+                    + "their last session (default: ${DEFAULT-VALUE})")
+    long registrationLingerSeconds;
+
     @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class,
             description = "native memory for all sessions' loaders together, host and device each, e.g. 16GiB (default: 4GiB)")
     Long memoryBudget;
@@ -97,7 +103,11 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits());
+        if (registrationLingerSeconds < 0) {
+            throw new IllegalArgumentException("--registration-linger must be >= 0 seconds, got " + registrationLingerSeconds);
+        }
+        PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits())
+                .registrationLinger(java.time.Duration.ofSeconds(registrationLingerSeconds));
         if (allowSystemRoot) {
             b.allowSystemRoot();
         }

@@ -97,6 +97,7 @@ class ServeCommandTest {
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster needs --cluster-index I"},
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
             {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
+            {"--registration-linger", "-5", "--registration-linger must be >= 0 seconds, got -5"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
             {"--cluster", "127.0.0.1:9001,node1", "--cluster-index", "0", "cluster member 'node1' is not host:port"},

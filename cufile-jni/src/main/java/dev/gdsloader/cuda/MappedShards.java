@@ -8,6 +8,11 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,8 +20,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Shard files mapped read-only ({@link FileMapping}) and registered for the GPU ({@link HostRegistration}: read-only,
  * mapped, portable), shared by every loader of the process that reads the same file: a reference-counted registry
  * keyed by the file's real path, size, modification time and identity ({@link Key}). The first {@link #acquire}
- * maps and registers; the last {@link Lease#close()} unregisters, then unmaps. A file that changed since (another
- * key) gets its own mapping; {@link Lease#checkUnchanged()} says whether a leased file still matches.
+ * maps and registers; the last {@link Lease#close()} unregisters, then unmaps, at once by default, or after a
+ * {@linkplain #linger(Duration) linger} during which a new lease reuses the registration (a server whose sessions
+ * each build a loader over the same shards: registering reads, or at least faults in, every page). A file that changed
+ * since (another key) gets its own mapping; {@link Lease#checkUnchanged()} says whether a leased file still matches.
  *
  * <p>Java code never reads a mapping (a truncated file would raise {@code SIGBUS}): leases give addresses only.
  * The registration step is a {@link Registrar}, so that CI without a GPU tests the registry over real mappings
@@ -85,6 +92,10 @@ public final class MappedShards {
 
     private final Registrar registrar;
     private final Map<Key, Entry> entries = new HashMap<>();
+    /** How long a registration no lease holds stays; guarded by {@link #entries}. */
+    private long lingerNanos;
+    /** Closes lingering registrations when their time is up; created on first use; guarded by {@link #entries}. */
+    private ScheduledExecutorService reaper;
 
     /**
      * A registry of its own (tests); loaders share {@link #process()}.
@@ -164,10 +175,73 @@ public final class MappedShards {
         }
     }
 
+    /**
+     * Sets how long a registration stays after its last lease closed (process-wide for {@link #process()}): a lease
+     * acquired within that time reuses it, with no mapping or registration. Registrations that linger belong to no
+     * allocator (they are page cache, registered); {@link #size()} and {@link #registeredBytes()} count them.
+     * {@link Duration#ZERO} (the default) undoes each registration with its last lease, and undoes lingering ones now.
+     *
+     * @param linger how long, zero or more
+     * @return the linger it replaces
+     * @throws IllegalArgumentException if negative
+     */
+    public Duration linger(Duration linger) {
+        if (linger.isNegative()) {
+            throw new IllegalArgumentException("registration linger must be >= 0, got " + linger);
+        }
+        Duration was;
+        synchronized (entries) {
+            was = Duration.ofNanos(lingerNanos);
+            lingerNanos = linger.toNanos();
+        }
+        if (linger.isZero()) {
+            closeIdle();
+        }
+        return was;
+    }
+
+    /** @return how long a registration stays after its last lease ({@link #linger(Duration)}) */
+    public Duration linger() {
+        synchronized (entries) {
+            return Duration.ofNanos(lingerNanos);
+        }
+    }
+
+    /**
+     * Undoes now every registration that no lease holds (lingering ones).
+     *
+     * @return how many were undone
+     */
+    public int closeIdle() {
+        List<Entry> idle = new ArrayList<>();
+        synchronized (entries) {
+            entries.values().removeIf(e -> {
+                if (e.refs == 0) {
+                    idle.add(e);
+                    return true;
+                }
+                return false;
+            });
+        }
+        for (Entry e : idle) {
+            e.close();
+        }
+        return idle.size();
+    }
+
     private void release(Entry e) {
         boolean last;
         synchronized (entries) {
             last = --e.refs == 0;
+            if (last && lingerNanos > 0) {
+                long idleSince = ++e.idleSince; // a token: a later release (after a reuse) makes this expiry stale
+                if (reaper == null) {
+                    reaper = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
+                            .name("gdsloader-registration-linger").unstarted(r));
+                }
+                reaper.schedule(() -> expire(e, idleSince), lingerNanos, TimeUnit.NANOSECONDS);
+                return;
+            }
             if (last) {
                 entries.remove(e.key);
             }
@@ -177,10 +251,22 @@ public final class MappedShards {
         }
     }
 
+    /** The linger of {@code e}'s release number {@code token} is up: undone if no lease took it since. */
+    private void expire(Entry e, long token) {
+        synchronized (entries) {
+            if (e.refs != 0 || e.idleSince != token || entries.get(e.key) != e) {
+                return;
+            }
+            entries.remove(e.key);
+        }
+        e.close();
+    }
+
     /** One mapped file: mapped and registered by the first lease, undone by the last. */
     private static final class Entry {
         private final Key key;
         private int refs; // guarded by the registry's map
+        private long idleSince; // releases to zero so far, the token of the newest linger; guarded by the registry's map
         private FileMapping mapping; // guarded by this
         private Registered registered; // guarded by this
 

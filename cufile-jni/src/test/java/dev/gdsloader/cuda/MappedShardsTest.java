@@ -116,4 +116,72 @@ class MappedShardsTest {
         assertThrows(IOException.class, () -> reg.acquire(file("e.npy", 0)), "an empty file cannot be mapped");
         assertEquals(0, reg.size());
     }
+
+    /** A registrar over IDENTITY that counts registrations and their undoing. */
+    private static MappedShards counting(AtomicInteger registrations, AtomicInteger undone) {
+        return new MappedShards(m -> {
+            registrations.incrementAndGet();
+            MappedShards.Registered r = MappedShards.IDENTITY.register(m);
+            return new MappedShards.Registered() {
+                @Override
+                public long deviceAddress(long offset) {
+                    return r.deviceAddress(offset);
+                }
+
+                @Override
+                public void close() {
+                    undone.incrementAndGet();
+                }
+            };
+        });
+    }
+
+    @Test
+    void aLingeringRegistrationIsReusedByTheNextLeaseAndUndoneWhenItsTimeIsUp() throws Exception {
+        AtomicInteger registrations = new AtomicInteger();
+        AtomicInteger undone = new AtomicInteger();
+        MappedShards reg = counting(registrations, undone);
+        assertEquals(java.time.Duration.ZERO, reg.linger(java.time.Duration.ofMillis(300)));
+        Path f = file("l.npy", 8192);
+        MappedShards.Lease a = reg.acquire(f);
+        assertTrue(a.registrationNanos() > 0);
+        a.close();
+        assertEquals(0, undone.get(), "lingers after its last lease");
+        assertEquals(1, reg.size());
+        MappedShards.Lease b = reg.acquire(f);
+        assertEquals(1, registrations.get(), "the next lease reuses the lingering registration");
+        assertEquals(0, b.registrationNanos());
+        Thread.sleep(450); // the first linger's time passes while b holds it: not undone
+        assertEquals(0, undone.get());
+        b.close();
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (undone.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(1, undone.get(), "undone once its linger after the last lease is up");
+        assertEquals(0, reg.size());
+        assertEquals(0, reg.registeredBytes());
+    }
+
+    @Test
+    void closeIdleAndALingerOfZeroUndoLingeringRegistrationsNowButNotHeldOnes() throws IOException {
+        AtomicInteger registrations = new AtomicInteger();
+        AtomicInteger undone = new AtomicInteger();
+        MappedShards reg = counting(registrations, undone);
+        reg.linger(java.time.Duration.ofHours(1));
+        MappedShards.Lease held = reg.acquire(file("h.npy", 4096));
+        reg.acquire(file("i.npy", 4096)).close();
+        reg.acquire(file("j.npy", 4096)).close();
+        assertEquals(3, reg.size());
+        assertEquals(2, reg.closeIdle());
+        assertEquals(2, undone.get());
+        assertEquals(1, reg.size(), "the held one stays");
+        reg.acquire(file("k.npy", 4096)).close();
+        assertEquals(java.time.Duration.ofHours(1), reg.linger(java.time.Duration.ZERO));
+        assertEquals(3, undone.get(), "a linger of zero undoes the lingering one at once");
+        held.close();
+        assertEquals(4, undone.get(), "and later ones with their last lease");
+        assertEquals(0, reg.size());
+        assertThrows(IllegalArgumentException.class, () -> reg.linger(java.time.Duration.ofSeconds(-1)));
+    }
 }

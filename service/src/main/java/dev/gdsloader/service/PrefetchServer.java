@@ -1,5 +1,6 @@
 package dev.gdsloader.service;
 
+import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.net.BindException;
@@ -10,6 +11,7 @@ import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -59,6 +61,9 @@ public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
     /** How long {@link #close()} waits for sessions to end and free their loaders, ms. */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
+    /** Default of {@link Builder#registrationLinger}, seconds. */
+    public static final long DEFAULT_REGISTRATION_LINGER_SECONDS = 30;
+    private static final Duration DEFAULT_REGISTRATION_LINGER = Duration.ofSeconds(DEFAULT_REGISTRATION_LINGER_SECONDS);
 
     private final DatasetRoot root;
     private final NativeAllocator allocator;
@@ -75,6 +80,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final boolean tls;
     private final ServerLimits limits;
     private final ConnectionGuard guard;
+    /** The process registry's linger before this server set its own; restored by {@link #close()}. */
+    private final Duration previousLinger;
     private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
@@ -145,6 +152,8 @@ public final class PrefetchServer implements AutoCloseable {
         }
         this.flight = s;
         this.address = new InetSocketAddress(bind, s.getPort());
+        // MAPPED sessions over the same shards (each epoch is a session) reuse the registrations of the one before
+        this.previousLinger = MappedShards.process().linger(b.registrationLinger);
     }
 
     private static void shutdown(EventLoopGroup... groups) {
@@ -312,6 +321,7 @@ public final class PrefetchServer implements AutoCloseable {
             boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
+            MappedShards.process().linger(previousLinger); // a linger of zero undoes the lingering registrations now
             if (allFreed && sessions.isEmpty()) {
                 try {
                     arrow.close();
@@ -343,6 +353,7 @@ public final class PrefetchServer implements AutoCloseable {
         private Path tlsCert;
         private Path tlsKey;
         private ServerLimits limits = ServerLimits.defaults();
+        private Duration registrationLinger = DEFAULT_REGISTRATION_LINGER;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -452,6 +463,25 @@ public final class PrefetchServer implements AutoCloseable {
          */
         public Builder limits(ServerLimits limits) {
             this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        /**
+         * How long the MAPPED path's shard registrations stay after the session that made them ended
+         * ({@link MappedShards#linger(Duration)}, process-wide while this server runs, restored by {@link #close()}):
+         * each epoch of a client is a new session whose loader would otherwise map and register (read) every shard
+         * again. Lingering registrations are page cache registered with CUDA, in no session's budget.
+         *
+         * @param linger zero or more (default {@value #DEFAULT_REGISTRATION_LINGER_SECONDS} s; zero undoes each
+         *     registration with its last session)
+         * @return this
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder registrationLinger(Duration linger) {
+            if (linger.isNegative()) {
+                throw new IllegalArgumentException("registration linger must be >= 0, got " + linger);
+            }
+            this.registrationLinger = linger;
             return this;
         }
 

@@ -121,6 +121,21 @@ class PrefetchServiceTest extends ServiceTestBase {
         awaitSessions(0);
     }
 
+    /** The process registry's linger is the server's while it runs (each epoch's session reuses the registrations). */
+    @Test
+    void aServerSetsTheRegistrationLingerWhileItRunsAndRestoresItOnClose() throws Exception {
+        dev.gdsloader.cuda.MappedShards reg = dev.gdsloader.cuda.MappedShards.process();
+        assertEquals(java.time.Duration.ofSeconds(PrefetchServer.DEFAULT_REGISTRATION_LINGER_SECONDS), reg.linger(),
+                "the base class's server runs with the default");
+        server.close();
+        assertEquals(java.time.Duration.ZERO, reg.linger(), "restored on close");
+        try (PrefetchServer s = PrefetchServer.builder(root).port(0).registrationLinger(java.time.Duration.ofMillis(1500)).start()) {
+            assertEquals(java.time.Duration.ofMillis(1500), reg.linger(), "the linger of the server on port " + s.port());
+        }
+        assertEquals(java.time.Duration.ZERO, reg.linger());
+        assertThrows(IllegalArgumentException.class, () -> PrefetchServer.builder(root).registrationLinger(java.time.Duration.ofSeconds(-1)));
+    }
+
     /** Every sampler (and ranks, padding, drop_last): the same batches, records and bytes as a loader in this process. */
     @Test
     void everySamplerMatchesAnInProcessLoaderByteForByte() throws Exception {
