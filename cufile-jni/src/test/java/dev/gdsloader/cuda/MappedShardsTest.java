@@ -34,21 +34,7 @@ class MappedShardsTest {
     void leasesOfOneFileShareOneMappingUndoneByTheLast() throws IOException {
         AtomicInteger registrations = new AtomicInteger();
         AtomicInteger undone = new AtomicInteger();
-        MappedShards reg = new MappedShards(m -> {
-            registrations.incrementAndGet();
-            MappedShards.Registered r = MappedShards.IDENTITY.register(m);
-            return new MappedShards.Registered() {
-                @Override
-                public long deviceAddress(long offset) {
-                    return r.deviceAddress(offset);
-                }
-
-                @Override
-                public void close() {
-                    undone.incrementAndGet();
-                }
-            };
-        });
+        MappedShards reg = counting(registrations, undone);
         Path f = file("a.npy", 10_000);
         MappedShards.Lease a = reg.acquire(f);
         MappedShards.Lease b = reg.acquire(dir.resolve(".").resolve("a.npy"));
