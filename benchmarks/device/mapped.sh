@@ -9,7 +9,8 @@
 #                       784 B / 4 KiB / 64 KiB records (pread ceiling, gather ceilings over pinned memory and over the
 #                       registered shards (page cache), each path), PyTorch's DataLoader
 #                       (benchmarks/peers/torch_shuffle.py) on the same files; then `bench --shuffle global` at 784 B
-#                       on 512 MiB (every batch checked byte-exact, the gather ceiling row in the same run)
+#                       on 512 MiB, 3 rounds (every batch checked byte-exact, the gather ceiling row in the same run;
+#                       heap B/batch is the lowest round: one round of 32 batches carries the JVM's one-time costs)
 #   c. cold epoch 0     `bench --drop-caches --paths MAPPED,BOUNCE` on the disk data (page cache dropped before the
 #                       raw O_DIRECT ceiling and before each path)
 # Then one summary table of the ratios the acceptance names: MAPPED / pinned ceiling (page cache, tmpfs);
@@ -103,7 +104,7 @@ for s in $sections; do
       d="$work/mapped-shuffle-784"
       if gen "$d" 512MiB 784; then
         cat "$d"/*.npy > /dev/null
-        show gdsq bench --shuffle global --no-direct --paths "$paths" --threads 16 --batch-bytes 16MiB \
+        show gdsq bench --shuffle global --no-direct --paths "$paths" --threads 16 --batch-bytes 16MiB --rounds 3 \
           --out "$reports/bench-shuffle-784" "$d" || fail "bench --shuffle global at 784 B failed (or a batch was not byte-exact)"
         rm -rf "$d"
       else
