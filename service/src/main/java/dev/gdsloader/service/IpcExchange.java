@@ -37,10 +37,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * records an interprocess event ({@link CudaIpc.EventPool}, one per slot) whose handle goes out as {@code "event"}; the
  * client waits on it. Where the driver refuses interprocess events the server synchronizes the ready event before
  * sending and sends {@code "event": null} (the batch is complete on the device when the client gets it).
- * After the epoch's last batch the server sends the end message ({@code {"end": true, "batches": N}}, metadata only)
- * and keeps its side open, reading releases, until the client half-closes (it does so once it released every batch
- * and unmapped the slots) or goes away; only then does the server complete the call and free the loader, since the
- * client maps its buffers until then (and gRPC drops what a client sends after the server completed). Runs on the calling thread plus one reader thread; not thread-safe otherwise.
+ * After the epoch's last batch the server sends the end message ({@code {"end": true, "epoch": E, "batches": N}},
+ * metadata only) and keeps its side open, reading releases, until the client asks for the next epoch
+ * ({@code {"next": E+1}}: streamed on the same loader, buffers and handles) or half-closes (it does so once it released
+ * every batch and unmapped the slots) or goes away; only then does the server complete the call and free the loader,
+ * since the client maps its buffers until then (and gRPC drops what a client sends after the server completed). Runs on the calling thread plus one reader thread; not thread-safe otherwise.
  */
 final class IpcExchange {
     private static final Logger LOG = Logger.getLogger(IpcExchange.class.getName());
@@ -59,6 +60,8 @@ final class IpcExchange {
     private CudaIpc.EventPool events;
     private volatile Throwable readerFailure;
     private volatile boolean readerDone;
+    /** The epoch a client's {@code {"next": E}} asked for, or -1; guarded by {@link #monitor}. */
+    private long requestedEpoch = -1;
     /** Set when {@link #run()} has ended: the reader thread then ignores what it reads. */
     private volatile boolean finished;
 
@@ -92,12 +95,31 @@ final class IpcExchange {
             BigIntVector records = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
             BitVector padding = (BitVector) root.getVector(Protocol.PADDING_COLUMN);
             Iterator<Batch> epoch = loader.iterator();
+            long epochNumber = session.request().epoch();
             long nextId = 0;
+            long epochFirstId = 0;
             while (true) {
                 awaitSlot(loader.slots());
                 HostStream.awaitReady(writer, closing);
                 if (!epoch.hasNext()) {
-                    break;
+                    // The end, as a metadata-only message; the call stays open: gRPC drops what a client sends after
+                    // the server completed, so the releases still due and the client's unmapping must come first (CUDA
+                    // forbids freeing memory another process still maps). The client then half-closes (every batch
+                    // released, the slots unmapped), or asks for the next epoch on this exchange (same loader, same
+                    // buffers and handles: no new session, registration or mapping per epoch).
+                    writer.putMetadata(HostStream.utf8(a, endMessage(epochNumber, nextId - epochFirstId)));
+                    long next = awaitClientDoneOrNext();
+                    if (next < 0) {
+                        break;
+                    }
+                    if (next != epochNumber + 1) {
+                        throw new IllegalArgumentException("client asked for epoch " + next + " after epoch " + epochNumber
+                                + ": an exchange continues with the next epoch only, {\"next\": " + (epochNumber + 1) + "}");
+                    }
+                    epochNumber = next;
+                    epochFirstId = nextId;
+                    epoch = loader.iterator();
+                    continue;
                 }
                 Batch b = epoch.next();
                 long id = nextId++;
@@ -135,12 +157,6 @@ final class IpcExchange {
                 writer.putNext(HostStream.utf8(a, meta.toString()));
                 root.clear();
             }
-            // The end, as a metadata-only message; the call stays open: gRPC drops what a client sends after the
-            // server completed, so the releases still due and the client's unmapping must come first (CUDA forbids
-            // freeing memory another process still maps). The client half-closes once it released every batch and
-            // unmapped the slots; then the server completes and the session is freed.
-            writer.putMetadata(HostStream.utf8(a, endMessage(nextId)));
-            awaitClientDone();
             if (!writer.isCancelled()) {
                 writer.completed();
             }
@@ -210,28 +226,35 @@ final class IpcExchange {
     }
 
     /**
-     * Waits until the client half-closed (its side done: every batch released, the slots unmapped) or went away;
-     * throws if the server closes first or the client broke the protocol.
+     * Waits until the client half-closed (its side done: every batch released, the slots unmapped) or went away, or
+     * asked for another epoch; throws if the server closes first or the client broke the protocol.
+     *
+     * @return the epoch the client asked for ({@code {"next": E}}), or -1 if it half-closed or went away
      */
-    private void awaitClientDone() throws InterruptedException {
+    private long awaitClientDoneOrNext() throws InterruptedException {
+        long next;
         synchronized (monitor) {
-            while (!readerDone && !writer.isCancelled()) {
+            while (!readerDone && requestedEpoch < 0 && !writer.isCancelled()) {
                 if (closing.getAsBoolean()) {
                     throw Errors.shuttingDown();
                 }
                 monitor.wait(50);
             }
+            next = requestedEpoch;
+            requestedEpoch = -1;
         }
         Throwable t = readerFailure;
         if (t != null) {
             throw CallStatus.INVALID_ARGUMENT.withDescription(String.valueOf(t.getMessage())).toRuntimeException();
         }
+        return readerDone || writer.isCancelled() ? -1 : next;
     }
 
-    /** @return the epoch's end message ({@code {"end": true, "batches": N}}, service/README.md) */
-    static String endMessage(long batches) {
+    /** @return the epoch's end message ({@code {"end": true, "epoch": E, "batches": N}}, service/README.md) */
+    static String endMessage(long epoch, long batches) {
         ObjectNode n = Protocol.JSON.createObjectNode();
         n.put(Protocol.END_KEY, true);
+        n.put("epoch", epoch);
         n.put("batches", batches);
         return n.toString();
     }
@@ -264,10 +287,18 @@ final class IpcExchange {
                 byte[] bytes = new byte[(int) m.readableBytes()];
                 m.getBytes(m.readerIndex(), bytes);
                 JsonNode n = Protocol.JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
+                JsonNode next = n == null || n.size() != 1 ? null : n.get(Protocol.NEXT_KEY);
+                if (next != null && next.isIntegralNumber() && next.canConvertToLong()) {
+                    synchronized (monitor) {
+                        requestedEpoch = next.longValue();
+                        monitor.notifyAll();
+                    }
+                    continue;
+                }
                 JsonNode id = n == null ? null : n.get("release");
                 if (id == null || !id.isIntegralNumber() || n.size() != 1) {
-                    throw new IllegalArgumentException("client message must be {\"release\": BATCH_ID}, got "
-                            + new String(bytes, StandardCharsets.UTF_8));
+                    throw new IllegalArgumentException("client message must be {\"release\": BATCH_ID} or, after an end "
+                            + "message, {\"next\": EPOCH}, got " + new String(bytes, StandardCharsets.UTF_8));
                 }
                 Batch b;
                 CudaIpc.EventPool.Event event;

@@ -187,6 +187,12 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     }
 
     private LoaderState resumeFrom;
+    /**
+     * A CUDA_IPC exchange whose epoch ended ({@link #parkedEpoch}) and that stays open to stream the next epoch
+     * ({@code {"next": E+1}}: same server session, buffers and handles); finished when not continued.
+     */
+    private IpcStream parked;
+    private long parkedEpoch;
 
     private void checkOpen() {
         if (closed) {
@@ -244,6 +250,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         // the stream's end (DoGet), or the exchange's end message (CUDA_IPC, protocol 4)
                         if (meta != null && ipc != null) {
                             ipc.endReceived();
+                            if (endpoints.targets().size() == 1) { // kept open for the next epoch
+                                parked = ipc;
+                                parkedEpoch = epoch;
+                                ipc = null;
+                                exchange = null;
+                                stream = null;
+                            }
                         }
                         if (!nextTarget()) {
                             return false;
@@ -296,6 +309,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             if (request.delivery() == Delivery.HOST) {
                 stream = flight.getStream(new Ticket(t.ticket(r)));
             } else {
+                IpcStream p = parked;
+                parked = null;
+                if (p != null && last == null && epoch == parkedEpoch + 1 && p.continueWith(allocator, epoch)) {
+                    ipc = p; // the same exchange streams this epoch
+                    exchange = p.exchange;
+                    stream = exchange.getReader();
+                    return;
+                }
+                if (p != null) {
+                    p.readerEnded(); // not continued: finished once its batches are back
+                }
                 exchange = flight.doExchange(FlightDescriptor.command(t.ticket(r)));
                 stream = exchange.getReader();
                 ipc = new IpcStream(exchange, timer, timeoutMillis);
@@ -564,6 +588,25 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             endReceived = true;
         }
 
+        /**
+         * Asks the server for {@code epoch} on this exchange ({@code {"next": epoch}}) after its end message.
+         *
+         * @return false (nothing sent; finish it and open another) if the exchange is done or the send fails
+         */
+        boolean continueWith(BufferAllocator a, long epoch) {
+            if (done || !endReceived) {
+                return false;
+            }
+            try {
+                exchange.getWriter().putMetadata(HostStream.utf8(a, "{\"" + Protocol.NEXT_KEY + "\":" + epoch + "}"));
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "gdsloader: continuing an exchange with epoch " + epoch + " failed", e);
+                return false;
+            }
+            endReceived = false;
+            return true;
+        }
+
         void readerEnded() {
             readerEnded = true;
             finishIfDone();
@@ -657,6 +700,10 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
         if (current != null) {
             current.dropStream();
+        }
+        if (parked != null) {
+            parked.readerEnded(); // every batch is back: unmaps, half-closes, reads to the server's completion
+            parked = null;
         }
         closed = true;
         RuntimeException first = null;

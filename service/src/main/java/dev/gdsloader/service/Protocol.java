@@ -28,6 +28,11 @@ public final class Protocol {
      * metadata-only message and keeps the call open until the client half-closes (protocol version 4; service/README.md).
      */
     public static final String END_KEY = "end";
+    /**
+     * CUDA_IPC continue message key: after an end message the client may send {@code {"next": E+1}} to have the same
+     * exchange (session, loader, slot buffers, handles) stream the next epoch (service/README.md).
+     */
+    public static final String NEXT_KEY = "next";
 
     /** Strict JSON: unknown properties are refused by name. */
     static final ObjectMapper JSON = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
