@@ -47,6 +47,11 @@ final class ServeBenchCommand implements Callable<Integer> {
                     + "stream loader for a moment, 2 rings per client")
     long memoryBudget;
 
+    @Option(names = "--prefetch-depth", defaultValue = "4", description = "slots of every loader of the run (the server's "
+            + "sessions and the in-process loader alike); a CUDA IPC client holds at most this many batches (default: "
+            + "${DEFAULT-VALUE})")
+    int prefetchDepth;
+
     @Option(names = "--batch-size", defaultValue = "128", description = "records per batch (default: ${DEFAULT-VALUE})")
     int batchSize;
 
@@ -107,8 +112,8 @@ final class ServeBenchCommand implements Callable<Integer> {
         if (direct && noDirect) {
             throw new IllegalArgumentException("--direct and --no-direct: give one of them, or neither for the loader's choice");
         }
-        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withDirectIo(direct ? Boolean.TRUE
-                : noDirect ? Boolean.FALSE : null);
+        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withPrefetchDepth(prefetchDepth)
+                .withDirectIo(direct ? Boolean.TRUE : noDirect ? Boolean.FALSE : null);
         List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
                 Duration.ofSeconds(timeoutSeconds), memoryBudget);
