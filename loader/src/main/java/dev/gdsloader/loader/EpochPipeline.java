@@ -36,10 +36,9 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     /**
      * One entry's planning of its batch, in parts ({@link SlotLoad.Planning}); reused for every batch of the entry.
      * The wait for the entry's memory to be reusable (its previous batch's GPU work and the consumer's release on its
-     * stream) comes last, on the pool thread, just before the engine plans and submits its operations (or just before
-     * it submits them, where the engine plans before reuse): the order's lookup and the pieces of a batch are planned
-     * while the GPU still moves the entry's previous batch, and the reader thread never blocks on a GPU event (it did,
-     * once per batch, which left each entry idle for a planning).
+     * stream) comes last, on the pool thread, just before the engine plans and submits its operations: the order's
+     * lookup and the pieces of a batch are planned while the GPU still moves the entry's previous batch, and the
+     * reader thread never blocks on a GPU event (it did, once per batch, which left each entry idle for a planning).
      */
     private static final class BatchPlanning implements SlotLoad.Planning {
         private final Dataset dataset;
@@ -69,10 +68,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         @Override
         public void last() {
             ReadPlanner.planPieces(dataset, plan);
-        }
-
-        @Override
-        public void awaitReusable() {
             memory.awaitReusable();
         }
     }

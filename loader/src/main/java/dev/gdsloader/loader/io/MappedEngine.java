@@ -2,8 +2,6 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.cuda.CudaEvent;
-import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
@@ -213,8 +211,7 @@ public final class MappedEngine implements IoEngine {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
             PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
-            CudaEvent stagedFree = a.add(CudaEvent.create());
-            return new MappedSlot(t, staged, entries, stagedFree, m);
+            return new MappedSlot(t, staged, entries, m);
         });
     }
 
@@ -332,12 +329,6 @@ public final class MappedEngine implements IoEngine {
             this.viewOffsets = layout.targetOffsets().clone();
         }
 
-        /** The plan is host arrays only, copied into the pinned buffer by {@link #run}: it may run before the wait. */
-        @Override
-        public boolean plansBeforeReuse() {
-            return true;
-        }
-
         @Override
         public void plan(SlotPlan batch, SlotLoad load) {
             plan.plan(batch, layout, viewOffsets, slot.target.device().address(), shards);
@@ -355,7 +346,6 @@ public final class MappedEngine implements IoEngine {
             if (used > 0) {
                 MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, used);
                 t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, 8L * used);
-                slot.stagedRead(t.stream());
                 long device = t.device().address();
                 for (int c = 0; c < dataset.columns().size(); c++) {
                     long first = slot.entries.address() + 8L * plan.columnFirst(c);
@@ -379,35 +369,23 @@ public final class MappedEngine implements IoEngine {
     /**
      * A MAPPED slot: device memory with stream and events, and the pinned and device buffers of a batch's gather
      * entries. Every write into the slot's device memory is issued on its stream, so a refill is ordered after the
-     * consumer's release and after the slot's previous batch on the device, and the host never waits for a batch to
-     * land: the one host-side hazard is the entries' pinned buffer, which the next batch rewrites, so the host waits
-     * only for the copy out of it ({@code stagedFree}, recorded after it, long before the previous batch's gather
-     * ends), after the next batch is planned (MAPPED plans before that wait: {@link Ops#plansBeforeReuse()}). Freed
-     * once by {@link #close()} (the slot's stream is synchronized first).
+     * consumer's release on the device; the host waits only for the slot's own previous batch (its entries' pinned
+     * buffer is rewritten, and a ring of D slots keeps at most D batches of GPU work queued), after the next batch is
+     * planned, on the pool thread. Freed once by {@link #close()}.
      */
     static final class MappedSlot implements ComposedSlot {
         private final DeviceTarget target;
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
-        private final CudaEvent stagedFree;
         private final GatherKernel kernel;
         private final SlotResources resources;
-        /** True while a copy out of {@link #staged} may be pending; only the slot's one refilling thread uses it. */
-        private boolean stagedInUse;
 
-        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, CudaEvent stagedFree, GatherKernel kernel) {
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
-            this.stagedFree = stagedFree;
             this.kernel = kernel;
-            this.resources = new SlotResources("MAPPED slot", target, stagedFree, entries, staged);
-        }
-
-        /** A copy out of the entries' pinned buffer was issued on {@code stream}: the next refill waits for it. */
-        void stagedRead(CudaStream stream) {
-            stagedFree.record(stream);
-            stagedInUse = true;
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged);
         }
 
         @Override
@@ -418,10 +396,7 @@ public final class MappedEngine implements IoEngine {
         @Override
         public void awaitReusable() {
             target.orderAfterRelease();
-            if (stagedInUse) {
-                stagedFree.synchronize();
-                stagedInUse = false;
-            }
+            target.ready().synchronize();
         }
 
         @Override

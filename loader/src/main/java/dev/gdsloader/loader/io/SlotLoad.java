@@ -52,15 +52,6 @@ public final class SlotLoad {
 
         /** Called once every operation of a batch succeeded, on the pool thread that ran the last one. */
         void finish();
-
-        /**
-         * @return true if {@link #plan} touches nothing the entry's previous batch may still use (host-side arrays
-         *     only), so that a planned batch ({@link #startPlanning}) is described before the wait for the entry's
-         *     memory ({@link Planning#awaitReusable()}) and only its operations wait; false (the default) plans after it
-         */
-        default boolean plansBeforeReuse() {
-            return false;
-        }
     }
 
     private final String name;
@@ -167,14 +158,6 @@ public final class SlotLoad {
 
         /** Completes the plan after every part (e.g. pieces from the records the parts looked up). */
         void last();
-
-        /**
-         * Waits until the entry's memory may be written again (its previous batch's work and the consumer's release),
-         * after {@link #last()}: before the engine's {@link Work#plan}, or after it where the engine
-         * {@linkplain Work#plansBeforeReuse() plans before reuse}. Nothing by default.
-         */
-        default void awaitReusable() {
-        }
     }
 
     /**
@@ -223,13 +206,7 @@ public final class SlotLoad {
         if (error == null) {
             try {
                 planning.last();
-                if (work.plansBeforeReuse()) { // described while the entry's previous batch may still run
-                    work.plan(planned, this);
-                    planning.awaitReusable();
-                } else {
-                    planning.awaitReusable();
-                    work.plan(planned, this);
-                }
+                work.plan(planned, this);
             } catch (Throwable e) {
                 error = e;
             }
