@@ -2,6 +2,7 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
@@ -66,6 +67,8 @@ public final class MappedEngine implements IoEngine {
     private final long registrationNanos;
     private final AtomicLong ioNanos = new AtomicLong();
     private GatherKernel kernel; // guarded by this
+    /** The one stream every slot's work is issued on (made with the first slot), or null; guarded by this. */
+    private CudaStream stream;
     private boolean closed; // guarded by this
 
     /**
@@ -208,7 +211,7 @@ public final class MappedEngine implements IoEngine {
         GatherKernel m = kernel();
         long entryBytes = entryBytes(layout);
         return SlotAllocation.build(a -> {
-            DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
+            DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator, stream()));
             PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
             return new MappedSlot(t, staged, entries, m);
@@ -224,6 +227,20 @@ public final class MappedEngine implements IoEngine {
             kernel = GatherKernel.load();
         }
         return kernel;
+    }
+
+    /**
+     * The stream of every slot: batches gather from mapped host memory one after another, as the gather ceiling does,
+     * instead of several slots' random reads of the page cache at once.
+     */
+    private synchronized CudaStream stream() {
+        if (closed) {
+            throw new IllegalStateException("MAPPED engine is closed");
+        }
+        if (stream == null) {
+            stream = CudaStream.create();
+        }
+        return stream;
     }
 
     private long entryBytes(SlotLayout layout) {
@@ -291,11 +308,19 @@ public final class MappedEngine implements IoEngine {
         }
         closed = true;
         RuntimeException first = null;
+        if (stream != null) { // the slots are closed by now (their ring before the engine)
+            try {
+                stream.synchronize();
+                stream.close();
+            } catch (RuntimeException e) {
+                first = e;
+            }
+        }
         if (kernel != null) {
             try {
                 kernel.close();
             } catch (RuntimeException e) {
-                first = e;
+                first = first == null ? e : first;
             }
         }
         for (MappedShards.Lease l : held) {

@@ -19,12 +19,14 @@ public final class DeviceTarget implements SlotMemory {
     private final CudaStream stream;
     private final CudaEvent ready;
     private final CudaEvent released;
+    private final boolean ownsStream;
     private volatile boolean releasePending;
     private boolean closed;
 
-    private DeviceTarget(DeviceBuffer device, CudaStream stream, CudaEvent ready, CudaEvent released) {
+    private DeviceTarget(DeviceBuffer device, CudaStream stream, boolean ownsStream, CudaEvent ready, CudaEvent released) {
         this.device = device;
         this.stream = stream;
+        this.ownsStream = ownsStream;
         this.ready = ready;
         this.released = released;
     }
@@ -45,7 +47,29 @@ public final class DeviceTarget implements SlotMemory {
             CudaStream s = owner.add(CudaStream.create());
             CudaEvent r = owner.add(CudaEvent.create());
             CudaEvent rel = owner.add(CudaEvent.create());
-            return new DeviceTarget(d, s, r, rel);
+            return new DeviceTarget(d, s, true, r, rel);
+        });
+    }
+
+    /**
+     * As {@link #allocate(long, NativeAllocator)}, but the slot's work is issued on {@code shared}, a stream its
+     * engine owns and gives every slot of the ring (their batches then run on the device one after another, in issue
+     * order); {@link #close()} synchronizes that stream but does not destroy it.
+     *
+     * @param bytes device bytes, &gt; 0
+     * @param allocator the allocator the device memory is charged to
+     * @param shared the stream, owned by the caller, open until this target is closed
+     * @return the target, owned by the caller
+     * @throws dev.gdsloader.cuda.CudaException if CUDA cannot allocate
+     * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's device budget refuses it
+     */
+    public static DeviceTarget allocate(long bytes, NativeAllocator allocator, CudaStream shared) {
+        java.util.Objects.requireNonNull(shared, "shared");
+        return SlotAllocation.build(owner -> {
+            DeviceBuffer d = owner.add(DeviceBuffer.allocate(bytes, allocator));
+            CudaEvent r = owner.add(CudaEvent.create());
+            CudaEvent rel = owner.add(CudaEvent.create());
+            return new DeviceTarget(d, shared, false, r, rel);
         });
     }
 
@@ -110,7 +134,7 @@ public final class DeviceTarget implements SlotMemory {
             return;
         }
         closed = true;
-        Exception first = Closeables.closeAll(stream::synchronize, released, ready, stream, device);
+        Exception first = Closeables.closeAll(stream::synchronize, released, ready, ownsStream ? stream : null, device);
         if (first != null) {
             throw new IllegalStateException("device slot memory: freeing failed: " + first.getMessage(), first);
         }
