@@ -11,6 +11,7 @@
 # thread-cpu-load, contention-by-site. The .jfr files stay in $OUT/jfr when OUT is set (at most 16 MiB each come back).
 #   SIZE=6GiB   PARTS="mapped ipc"   LINES=25 (rows per view)
 # Pack first, here: benchmarks/device/pack.sh; then carrying .device: bash benchmarks/device/profile.sh
+# every java below runs with .device/jvm-flags (common.sh's jvm_flags)
 set -u -o pipefail
 source "$(dirname "$0")/common.sh"
 source .device/env.sh
