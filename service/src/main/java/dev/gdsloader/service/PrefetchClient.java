@@ -898,8 +898,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         /**
          * The HTTP/2 flow-control window of this client's connections (each stream's and each connection's): how many
          * bytes a server may send beyond what this client has taken in. gRPC's default is 1 MiB, auto-tuned from a
-         * bandwidth-delay estimate that stays near 1 MiB on a fast local link; there every half window waits for a
-         * WINDOW_UPDATE round trip between the two event loops. A larger fixed window keeps the server writing; it is
+         * bandwidth-delay estimate (which a link with a tiny round trip keeps small); with a small window the server
+         * waits for a WINDOW_UPDATE round trip between the two event loops every half window. A larger fixed window keeps the server writing; it is
          * memory this client may have to buffer per stream.
          *
          * @param bytes the window, 64 KiB .. 1 GiB (default {@link #DEFAULT_WINDOW})
