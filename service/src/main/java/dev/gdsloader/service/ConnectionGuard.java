@@ -105,6 +105,7 @@ final class ConnectionGuard {
                 }
                 child.closeFuture().addListener(f -> open.decrementAndGet());
                 child.pipeline().addFirst("gdsloader-idle", new IdleCloser());
+                child.pipeline().addFirst("gdsloader-direct-writes", DirectWrites.INSTANCE); // next to the socket
                 buf.add(child);
                 return 1;
             } catch (RuntimeException | Error e) {

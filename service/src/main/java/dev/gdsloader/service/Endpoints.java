@@ -8,14 +8,13 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.Location;
 
 /**
  * The endpoints a {@link PrefetchClient} reads, in order, each epoch: one for a single server, one per part (with
- * batches for this rank) for a {@link Cluster} (service/README.md, "Several machines"), and a Flight client per
+ * batches for this rank) for a {@link Cluster} (service/README.md, "Several machines"), and a connection (Flight client) per
  * server location, made when first needed and replaced by {@link #reconnect}. Owns those clients; not thread-safe
  * (the client's one consumer thread).
  */
@@ -45,10 +44,10 @@ final class Endpoints implements AutoCloseable {
     }
 
     private final List<Target> targets;
-    private final Function<Location, FlightClient> connect;
-    private final Map<URI, FlightClient> clients = new HashMap<>();
+    private final Function<Location, Connection> connect;
+    private final Map<URI, Connection> clients = new HashMap<>();
 
-    private Endpoints(List<Target> targets, Function<Location, FlightClient> connect) {
+    private Endpoints(List<Target> targets, Function<Location, Connection> connect) {
         this.targets = List.copyOf(targets);
         this.connect = connect;
     }
@@ -56,12 +55,12 @@ final class Endpoints implements AutoCloseable {
     /**
      * @param info the server's answer to the client's GetFlightInfo
      * @param asked the server asked (a single server's endpoint is read from it, whatever address it names itself by)
-     * @param connect makes a new Flight client of a location (with the client's TLS and credentials, if any); the
+     * @param connect makes a new connection to a location (with the client's TLS and credentials, if any); the
      *     clients it returns are owned here
      * @return the endpoints, in the order of the answer
      * @throws IllegalArgumentException if an endpoint's ticket is not a request, or a part's endpoint has no location
      */
-    static Endpoints of(FlightInfo info, Location asked, Function<Location, FlightClient> connect) {
+    static Endpoints of(FlightInfo info, Location asked, Function<Location, Connection> connect) {
         List<Target> ts = new ArrayList<>();
         for (FlightEndpoint e : info.getEndpoints()) {
             Part p = Part.Ticket.parse(e.getTicket().getBytes()).part();
@@ -88,9 +87,9 @@ final class Endpoints implements AutoCloseable {
 
     /**
      * @param t an endpoint
-     * @return the Flight client of its location (made at the first call)
+     * @return the connection to its location (made at the first call)
      */
-    FlightClient client(Target t) {
+    Connection client(Target t) {
         return clients.computeIfAbsent(t.location().getUri(), u -> connect.apply(t.location()));
     }
 
@@ -101,26 +100,24 @@ final class Endpoints implements AutoCloseable {
      * @param t an endpoint whose stream broke
      */
     void reconnect(Target t) {
-        FlightClient c = clients.remove(t.location().getUri());
+        Connection c = clients.remove(t.location().getUri());
         if (c != null) {
             closeQuietly(c);
         }
     }
 
-    private static void closeQuietly(FlightClient c) {
+    private static void closeQuietly(Connection c) {
         try {
             c.close();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             LOG.log(Level.FINE, "gdsloader: closing a connection", e);
         }
     }
 
-    /** Closes every Flight client made here. Idempotent. */
+    /** Closes every connection made here. Idempotent. */
     @Override
     public void close() {
-        for (FlightClient c : clients.values()) {
+        for (Connection c : clients.values()) {
             closeQuietly(c);
         }
         clients.clear();

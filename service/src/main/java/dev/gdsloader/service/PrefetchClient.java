@@ -28,7 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.arrow.flight.CallOptions;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightClient.ExchangeReaderWriter;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
@@ -36,7 +35,6 @@ import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
-import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -89,6 +87,9 @@ import org.apache.arrow.vector.types.pojo.Field;
 public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchClient.class.getName());
 
+    /** The default HTTP/2 flow-control window of a client's connections, bytes ({@link Builder#flowControlWindow}). */
+    public static final int DEFAULT_WINDOW = 16 << 20;
+
     private final String peer;
     private final Location location;
     private final String token;
@@ -96,11 +97,12 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     private final Request request;
     private final long timeoutMillis;
     private final long reconnectMillis;
+    private final int window;
     private final int device;
     private final BufferAllocator allocator = new RootAllocator();
     private final ScheduledExecutorService timer;
     private final Set<RemoteBatch> held = new LinkedHashSet<>();
-    private FlightClient flight;
+    private Connection flight;
     private JsonNode info;
     /** What each epoch reads, in order: one endpoint, or a cluster's parts (from GetFlightInfo). */
     private Endpoints endpoints;
@@ -116,14 +118,15 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         this.request = new Request(b.dataset, b.options, b.delivery, 0, null);
         this.timeoutMillis = b.timeout.toMillis();
         this.reconnectMillis = b.reconnectTimeout.toMillis();
+        this.window = b.window;
         this.device = b.device;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("gdsloader-client-deadline").unstarted(r));
         this.flight = connect();
     }
 
-    /** @return a new Flight client of the server this client was built for (see {@link #connectTo}) */
-    private FlightClient connect() {
+    /** @return a new connection to the server this client was built for (see {@link #connectTo}) */
+    private Connection connect() {
         return connectTo(location);
     }
 
@@ -207,7 +210,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         int target;
         LoaderState last;
         boolean ended;
-        private FlightStream stream;
+        private Reader stream;
         private ExchangeReaderWriter exchange;
         private IpcStream ipc;
         private RemoteBatch fetched;
@@ -245,7 +248,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     if (stream == null) {
                         open(t);
                     }
-                    JsonNode meta = nextWithDeadline(stream, t) ? metadata(stream.getLatestMetadata()) : null;
+                    JsonNode meta = nextWithDeadline(stream, t) ? metadata(stream.metadata()) : null;
                     if (meta == null || meta.path(Protocol.END_KEY).asBoolean(false)) {
                         // the stream's end (DoGet), or the exchange's end message (CUDA_IPC, protocol 4)
                         if (meta != null && ipc != null) {
@@ -305,30 +308,30 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
         private void open(Endpoints.Target t) {
             Request r = last != null && last.epoch() == epoch ? request.resumingAfter(last) : request.forEpoch(epoch);
-            FlightClient flight = endpoints.client(t);
+            Connection c = endpoints.client(t);
             if (request.delivery() == Delivery.HOST) {
-                stream = flight.getStream(new Ticket(t.ticket(r)));
+                stream = new DoGetReader(c.channel(), t.ticket(r), allocator);
             } else {
                 IpcStream p = parked;
                 parked = null;
                 if (p != null && last == null && epoch == parkedEpoch + 1 && p.continueWith(allocator, epoch)) {
                     ipc = p; // the same exchange streams this epoch
                     exchange = p.exchange;
-                    stream = exchange.getReader();
+                    stream = Reader.of(exchange.getReader());
                     return;
                 }
                 if (p != null) {
                     p.readerEnded(); // not continued: finished once its batches are back
                 }
-                exchange = flight.doExchange(FlightDescriptor.command(t.ticket(r)));
-                stream = exchange.getReader();
+                exchange = c.flight().doExchange(FlightDescriptor.command(t.ticket(r)));
+                stream = Reader.of(exchange.getReader());
                 ipc = new IpcStream(exchange, timer, timeoutMillis);
             }
         }
 
         private RemoteBatch toBatch(JsonNode meta) {
             LoaderState s = LoaderState.fromJson(meta.path("state").toString());
-            RemoteBatch b = request.delivery() == Delivery.HOST ? hostBatch(stream.getRoot(), meta, s) : ipcBatch(meta, s, ipc);
+            RemoteBatch b = request.delivery() == Delivery.HOST ? hostBatch(stream.root(), meta, s) : ipcBatch(meta, s, ipc);
             held.add(b);
             return b;
         }
@@ -360,12 +363,72 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
     }
 
+    /**
+     * What an epoch's stream is read through: a {@link DoGetReader} (HOST delivery) or the reader of a CUDA_IPC
+     * exchange (Flight's {@link FlightStream}). One consumer thread; {@link #cancel} from any thread.
+     */
+    interface Reader extends AutoCloseable {
+        /** @return false at the end of the stream; throws the call's error as a {@link FlightRuntimeException} */
+        boolean next();
+
+        /** @return the root holding the last batch */
+        VectorSchemaRoot root();
+
+        /** @return the last batch's app_metadata, or null */
+        byte[] metadata();
+
+        /**
+         * Cancels the call: {@link #next()} throws CANCELLED. Any thread.
+         *
+         * @param why the reason
+         */
+        void cancel(String why);
+
+        @Override
+        void close();
+
+        /** @return {@code s} as a reader */
+        static Reader of(FlightStream s) {
+            return new Reader() {
+                public boolean next() {
+                    return s.next();
+                }
+
+                public VectorSchemaRoot root() {
+                    return s.getRoot();
+                }
+
+                public byte[] metadata() {
+                    ArrowBuf m = s.getLatestMetadata();
+                    if (m == null) {
+                        return null;
+                    }
+                    byte[] bytes = new byte[(int) m.readableBytes()];
+                    m.getBytes(m.readerIndex(), bytes);
+                    return bytes;
+                }
+
+                public void cancel(String why) {
+                    s.cancel(why, null);
+                }
+
+                public void close() {
+                    try {
+                        s.close();
+                    } catch (Exception e) {
+                        LOG.log(Level.FINE, "gdsloader: closing a stream", e);
+                    }
+                }
+            };
+        }
+    }
+
     /** {@code stream.next()} with the client's deadline: the stream is cancelled if nothing comes in time. */
-    private boolean nextWithDeadline(FlightStream stream, Endpoints.Target t) {
+    private boolean nextWithDeadline(Reader stream, Endpoints.Target t) {
         AtomicBoolean fired = new AtomicBoolean();
         ScheduledFuture<?> f = timer.schedule(() -> {
             fired.set(true);
-            stream.cancel("no batch for " + timeoutMillis + " ms", null);
+            stream.cancel("no batch for " + timeoutMillis + " ms");
         }, timeoutMillis, TimeUnit.MILLISECONDS);
         try {
             return stream.next();
@@ -399,23 +462,11 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     }
 
     /**
-     * @return a new Flight client of {@code at}, a server of this client's endpoints (owned by {@link #endpoints}), over
-     *     TLS trusting {@code tlsRoots} and with the bearer token, where set
+     * @return a new connection to {@code at}, a server of this client's endpoints (owned by {@link #endpoints}), over
+     *     TLS trusting {@code tlsRoots} and with the bearer token, where set, and this client's flow-control window
      */
-    private FlightClient connectTo(Location at) {
-        FlightClient.Builder fb = FlightClient.builder(allocator, at);
-        if (tlsRoots != null) {
-            try {
-                // read at build(): handed over in memory
-                fb.useTls().trustedCertificates(new java.io.ByteArrayInputStream(java.nio.file.Files.readAllBytes(tlsRoots)));
-            } catch (java.io.IOException e) {
-                throw new PrefetchServiceException("cannot read the trusted certificates " + tlsRoots + ": " + e.getMessage(), e, null);
-            }
-        }
-        if (token != null) {
-            fb.intercept(BearerAuth.client(token));
-        }
-        return fb.build();
+    private Connection connectTo(Location at) {
+        return Connection.open(allocator, at, tlsRoots, token, window);
     }
 
     private static void sleep(long millis) {
@@ -427,12 +478,10 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
     }
 
-    private static JsonNode metadata(ArrowBuf m) {
-        if (m == null) {
+    private static JsonNode metadata(byte[] bytes) {
+        if (bytes == null) {
             throw new PrefetchServiceException("a batch came without its app_metadata", null, FlightStatusCode.INTERNAL);
         }
-        byte[] bytes = new byte[(int) m.readableBytes()];
-        m.getBytes(m.readerIndex(), bytes);
         try {
             return Protocol.JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
         } catch (java.io.IOException e) {
@@ -670,7 +719,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
     private void fetchInfo() {
         try {
-            FlightInfo fi = flight.getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
+            FlightInfo fi = flight.flight().getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
                     CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
             byte[] m = fi.getAppMetadata();
             info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
@@ -710,11 +759,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         if (endpoints != null) {
             endpoints.close();
         }
-        try {
-            flight.close();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        flight.close();
         timer.shutdownNow();
         try {
             allocator.close();
@@ -743,6 +788,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private LoaderState resume;
         private String token;
         private java.nio.file.Path tlsRoots;
+        private int window = DEFAULT_WINDOW;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -893,6 +939,25 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          */
         public Builder token(String token) {
             this.token = token == null ? null : BearerAuth.check(token);
+            return this;
+        }
+
+        /**
+         * The HTTP/2 flow-control window of this client's connections (each stream's and each connection's): how many
+         * bytes a server may send beyond what this client has taken in. gRPC's default is 1 MiB, auto-tuned from a
+         * bandwidth-delay estimate (which a link with a tiny round trip keeps small); with a small window the server
+         * waits for a WINDOW_UPDATE round trip between the two event loops every half window. A larger fixed window keeps the server writing; it is
+         * memory this client may have to buffer per stream.
+         *
+         * @param bytes the window, 64 KiB .. 1 GiB (default {@link #DEFAULT_WINDOW})
+         * @return this
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder flowControlWindow(int bytes) {
+            if (bytes < (64 << 10) || bytes > (1 << 30)) {
+                throw new IllegalArgumentException("flowControlWindow: " + bytes + " bytes, expected 64 KiB .. 1 GiB");
+            }
+            this.window = bytes;
             return this;
         }
 
