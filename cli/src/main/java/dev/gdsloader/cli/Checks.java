@@ -186,4 +186,27 @@ final class Checks {
             throw new IllegalArgumentException(option + " " + dir + ": cannot write there: " + GdsLoaderMain.message(e));
         }
     }
+
+    /**
+     * @param program a program as a command line names it: a path (with a {@code /}) or a name looked up on
+     *     {@code PATH}
+     * @return true if it is a regular executable file there
+     */
+    static boolean runnable(String program) {
+        if (program.contains("/")) {
+            Path p = Path.of(program);
+            return Files.isRegularFile(p) && Files.isExecutable(p);
+        }
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(java.io.File.pathSeparator)) {
+            Path p = Path.of(dir.isEmpty() ? "." : dir).resolve(program);
+            if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -115,6 +115,9 @@ final class ServeBenchCommand implements Callable<Integer> {
         LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withPrefetchDepth(prefetchDepth)
                 .withDirectIo(direct ? Boolean.TRUE : noDirect ? Boolean.FALSE : null);
         List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
+        if (!py.isEmpty() && !Checks.runnable(py.get(0))) { // before the server and the other rows, not after them
+            throw new IllegalArgumentException("--python: '" + py.get(0) + "' is not an executable file nor a program on PATH");
+        }
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
                 Duration.ofSeconds(timeoutSeconds), memoryBudget);
         List<ServeBench.Row> rows = ServeBench.run(config, System.out);

@@ -29,6 +29,15 @@ class P2pCommandTest {
     }
 
     @Test
+    void aNegativeGpuOrdinalIsRefusedFirst() {
+        CommandRun r = CommandRun.execute(new P2pCommand(), "--src", "-1", "--out", dir.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals("gdsloader p2p: --src -1: a GPU ordinal is 0 or more (nvidia-smi -L lists them)", r.err().trim());
+        CommandRun d = CommandRun.execute(new P2pCommand(), "--dst", "-3", "--out", dir.toString());
+        assertEquals("gdsloader p2p: --dst -3: a GPU ordinal is 0 or more (nvidia-smi -L lists them)", d.err().trim());
+    }
+
+    @Test
     void sizesThatAreNotMultiplesOf16BytesAreRefusedFirst() {
         CommandRun r = CommandRun.execute(new P2pCommand(), "--sizes", "1MiB,100", "--out", dir.toString());
         assertEquals(2, r.exitCode(), r.toString());

@@ -167,6 +167,18 @@ class ServeBenchCommandTest {
     }
 
     @Test
+    void aPythonProgramThatCannotRunIsRefusedBeforeTheServerStarts() throws Exception {
+        Path data = generate("py", "1MiB", "2");
+        for (String program : new String[] {"/nonexistent/python3", "no-such-program-gdsloader", dir.toString()}) {
+            CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--python", program + " bench.py");
+            assertEquals(2, run.exitCode(), run.toString());
+            assertEquals("gdsloader serve-bench: --python: '" + program + "' is not an executable file nor a program on PATH",
+                    run.err().strip(), run.toString());
+            assertFalse(run.out().contains("serving"), run.toString());
+        }
+    }
+
+    @Test
     void touchReadsEveryPageAndTheLastByte() {
         ByteBuffer b = ByteBuffer.allocate(3 * 4096 + 3);
         b.putLong(0, 1).putLong(4096, 10).putLong(8192, 100).put(b.limit() - 1, (byte) 7).putLong(8, 1000);
