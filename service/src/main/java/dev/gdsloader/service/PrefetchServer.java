@@ -61,6 +61,8 @@ public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
     /** How long {@link #close()} waits for sessions to end and free their loaders, ms. */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
+    /** How long {@link #close()} waits for Flight's own close after the event loops stopped, ms. */
+    private static final long FLIGHT_CLOSE_MILLIS = 500;
     /** Default of {@link Builder#registrationLinger}, seconds. */
     public static final long DEFAULT_REGISTRATION_LINGER_SECONDS = 30;
     private static final Duration DEFAULT_REGISTRATION_LINGER = Duration.ofSeconds(DEFAULT_REGISTRATION_LINGER_SECONDS);
@@ -317,7 +319,12 @@ public final class PrefetchServer implements AutoCloseable {
             flight.shutdown();
             awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000), false);
             shutdown(boss, workers);
-            closeQuietly(flight);
+            // gRPC's server hears of a transport's end on that transport's event loop: a connection that was still open
+            // when the loops stopped (a client that stopped reading) never reports it, and FlightServer.close() then
+            // waits 3 s, cancels and polls 3 s more. The connections are closed already; that wait is done off this
+            // thread, bounded, and the sessions are awaited below
+            Thread.ofPlatform().daemon().name("gdsloader-flight-close").start(() -> closeQuietly(flight))
+                    .join(FLIGHT_CLOSE_MILLIS);
             boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
