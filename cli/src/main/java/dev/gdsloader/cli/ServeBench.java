@@ -14,6 +14,7 @@ import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.service.Delivery;
+import dev.gdsloader.service.IpcTrace;
 import dev.gdsloader.service.PrefetchClient;
 import dev.gdsloader.service.PrefetchServer;
 import dev.gdsloader.service.RemoteBatch;
@@ -86,9 +87,10 @@ final class ServeBench {
      * @param python the Python client command (program and its first arguments), or empty to skip that row
      * @param timeout the longest wait for any batch, child process line or result
      * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
+     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@link IpcTrace}, {@code --trace})
      */
     record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
-                  List<String> python, Duration timeout, long memoryBudget) {
+                  List<String> python, Duration timeout, long memoryBudget, boolean trace) {
     }
 
     /**
@@ -105,21 +107,42 @@ final class ServeBench {
      * @param ratioTo the row this one is compared with, or null
      * @param acceptance issue 12's bound for the ratio, e.g. {@code >= 0.5}, or null
      * @param skipped why the row was not measured, or null
+     * @param trace per-batch latency summary lines ({@link IpcTrace}; the {@code ipc} row with {@code --trace}), or empty
      */
     record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
-               double ratio, String ratioTo, String acceptance, String skipped) {
+               double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
+        Row {
+            trace = List.copyOf(trace);
+        }
+
+        Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
+            double ratio, String ratioTo, String acceptance, String skipped) {
+            this(id, what, bytes, records, seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped, List.of());
+        }
+
+        Row withTrace(List<String> lines) {
+            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped,
+                    lines);
+        }
+
         static Row skipped(String id, String what, String ratioTo, String acceptance, String reason) {
             return new Row(id, what, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, ratioTo, acceptance, reason);
         }
 
         Row against(Row base) {
             double r = base == null ? Double.NaN : gbps / base.gbps;
-            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, r, ratioTo, acceptance, skipped);
+            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, r, ratioTo, acceptance, skipped, trace);
         }
     }
 
-    /** What a set of clients moved: bytes, records, seconds and a sum of the touched bytes (kept so reads stay). */
-    private record Moved(long bytes, long records, double seconds, long touched, String pathTaken) {
+    /**
+     * What a set of clients moved: bytes, records, seconds and a sum of the touched bytes (kept so reads stay); the IPC
+     * child's trace lines.
+     */
+    private record Moved(long bytes, long records, double seconds, long touched, String pathTaken, List<String> trace) {
+        Moved(long bytes, long records, double seconds, long touched, String pathTaken) {
+            this(bytes, records, seconds, touched, pathTaken, List.of());
+        }
     }
 
     private ServeBench() {
@@ -307,10 +330,30 @@ final class ServeBench {
         Moved in = inProcess(data, options, c.epochs());
         Row inRow = row("ipc-in-process", inWhat + " (path taken " + in.pathTaken() + ")", in, null, null);
         rows.add(inRow);
-        log.println("serve-bench: CUDA IPC to a child JVM ...");
-        Moved child = ipcChild(server.port(), name, options, c.epochs(), c.timeout());
+        log.println("serve-bench: CUDA IPC to a child JVM" + (c.trace() ? ", per-batch trace on" : "") + " ...");
+        String before = System.getProperty(IpcTrace.PROPERTY);
+        if (c.trace()) {
+            System.setProperty(IpcTrace.PROPERTY, "true"); // read by the server's exchange when the child opens it
+        }
+        Moved child;
+        List<String> trace = new ArrayList<>();
+        try {
+            IpcTrace.drainPublished(); // earlier exchanges' lines
+            child = ipcChild(server.port(), name, options, c.epochs(), c.timeout(), c.trace());
+            if (c.trace()) {
+                awaitIdle(server, log); // the exchange publishes its last epoch's trace before it frees the session
+            }
+            trace.addAll(IpcTrace.drainPublished()); // "epoch E: server session N STAGE: ..."
+            child.trace().forEach(l -> trace.add("child JVM, " + l));
+        } finally {
+            if (before == null) {
+                System.clearProperty(IpcTrace.PROPERTY);
+            } else {
+                System.setProperty(IpcTrace.PROPERTY, before);
+            }
+        }
         rows.add(row("ipc", ipcWhat + " (path taken " + child.pathTaken() + ")", child, "ipc-in-process", ">= 0.9")
-                .against(inRow));
+                .against(inRow).withTrace(trace));
     }
 
     private static Moved inProcess(Path data, LoaderOptions options, int epochs) throws IOException {
@@ -339,17 +382,22 @@ final class ServeBench {
         }
     }
 
-    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout)
+    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout, boolean trace)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments()); // the JVM flags this JVM runs with
+        if (trace) {
+            cmd.add("-D" + IpcTrace.PROPERTY + "=true"); // after them: it wins over a -D...=false among them
+        }
         cmd.addAll(List.of("-cp", childClassPath(), ServeBenchIpcChild.class.getName(),
                 "127.0.0.1", Integer.toString(port), name, options.toJson(), Integer.toString(epochs),
                 Long.toString(timeout.toSeconds())));
         JsonNode r = resultLine(new ProcessBuilder(cmd), IPC_RESULT, "the CUDA IPC child JVM", timeout, System.err);
+        List<String> lines = new ArrayList<>();
+        r.path("trace").forEach(l -> lines.add(l.asText()));
         return new Moved(r.path("bytes").asLong(), r.path("records").asLong(), r.path("seconds").asDouble(), 0,
-                r.path("pathTaken").asText());
+                r.path("pathTaken").asText(), lines);
     }
 
     /**
@@ -466,6 +514,10 @@ final class ServeBench {
             j.put("ratioTo", r.ratioTo());
             j.put("acceptance", r.acceptance());
             j.put("skipped", r.skipped());
+            if (!r.trace().isEmpty()) {
+                ArrayNode t = j.putArray("trace");
+                r.trace().forEach(t::add);
+            }
         }
         return o;
     }
@@ -503,6 +555,9 @@ final class ServeBench {
                         Double.isFinite(r.recordsPerSecond()) ? String.format(Locale.ROOT, "%.0f", r.recordsPerSecond()) : "-",
                         Double.isFinite(r.ratio()) ? String.format(Locale.ROOT, "%.2f", r.ratio()) : "-",
                         dash(r.ratioTo()), dash(r.acceptance()), r.what());
+            }
+            for (String l : r.trace()) {
+                out.println("    trace " + l);
             }
         }
     }

@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -164,6 +165,51 @@ class ServeBenchCommandTest {
         assertEquals(2, run.exitCode(), run.toString());
         assertEquals("gdsloader serve-bench: " + zero + ": the dataset holds no records (its columns [x] have 0 records each): "
                 + "nothing to measure", run.err().strip(), run.toString());
+    }
+
+    /**
+     * {@code --trace} is accepted and measures the host rows as before; without a GPU the CUDA IPC rows still say why
+     * they were skipped (no trace lines), and the trace's system property is not left set in this JVM.
+     */
+    @Test
+    void traceIsAcceptedAndLeavesNoPropertyBehind() throws Exception {
+        Path data = generate("traced", "1MiB", "2");
+        Path out = Files.createDirectories(dir.resolve("out-trace"));
+        String before = System.getProperty(dev.gdsloader.service.IpcTrace.PROPERTY);
+        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
+                "--batch-size", "8", "--trace", "--out", out.toString());
+        assertEquals(0, run.exitCode(), run.toString());
+        assertEquals(before, System.getProperty(dev.gdsloader.service.IpcTrace.PROPERTY), "the property is restored");
+        Map<String, JsonNode> rows = new HashMap<>();
+        new ObjectMapper().readTree(Files.readString(out.resolve("serve-bench.json"))).path("rows")
+                .forEach(r -> rows.put(r.path("id").asText(), r));
+        assertTrue(rows.get("host-1").path("gbps").asDouble() > 0, rows.toString());
+        if (!Cuda.availability().available()) {
+            assertTrue(rows.get("ipc").path("skipped").asText().startsWith("no GPU: "), rows.get("ipc").toString());
+            assertTrue(rows.get("ipc").path("trace").isMissingNode(), rows.get("ipc").toString());
+            assertFalse(run.out().contains("    trace "), run.out());
+        }
+    }
+
+    /** A row's trace lines print indented under it and go into the JSON as {@code "trace"}; rows without have none. */
+    @Test
+    void traceLinesPrintUnderTheirRowAndInTheJson() {
+        ServeBench.Row in = new ServeBench.Row("ipc-in-process", "in", 100, 10, 1, 1e-7, 10, Double.NaN, null, null, null);
+        ServeBench.Row ipc = new ServeBench.Row("ipc", "child", 50, 5, 1, 5e-8, 5, Double.NaN, "ipc-in-process", ">= 0.9",
+                null).against(in).withTrace(List.of("server epoch 1: a: n=1", "child measured epochs: b: n=1"));
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        ServeBench.print(List.of(in, ipc), new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        List<String> lines = bytes.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList();
+        assertEquals(5, lines.size(), lines.toString());
+        assertTrue(lines.get(2).startsWith("ipc "), lines.toString());
+        assertTrue(lines.get(2).contains(" 0.50 "), "the ratio survives withTrace: " + lines);
+        assertEquals("    trace server epoch 1: a: n=1", lines.get(3));
+        assertEquals("    trace child measured epochs: b: n=1", lines.get(4));
+        ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
+                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true);
+        JsonNode rows = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench").path("rows");
+        assertTrue(rows.get(0).path("trace").isMissingNode(), rows.toString());
+        assertEquals("[\"server epoch 1: a: n=1\",\"child measured epochs: b: n=1\"]", rows.get(1).path("trace").toString());
     }
 
     @Test
