@@ -446,6 +446,25 @@ final class ServeBench {
     private static JsonNode resultLine(ProcessBuilder pb, String prefix, String who, Duration timeout, PrintStream echo)
             throws IOException, InterruptedException {
         Process p = pb.redirectErrorStream(true).start();
+        // a serve-bench stopped by a signal (SIGTERM, Ctrl-C) takes its child with it instead of leaving it running
+        Thread stopChild = new Thread(() -> {
+            p.descendants().forEach(ProcessHandle::destroy); // its own children first, while they are still its
+            p.destroy();
+        }, "gdsloader-serve-bench-stop-child");
+        Runtime.getRuntime().addShutdownHook(stopChild);
+        try {
+            return awaitResult(p, pb, prefix, who, timeout, echo);
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopChild);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs now
+            }
+        }
+    }
+
+    private static JsonNode awaitResult(Process p, ProcessBuilder pb, String prefix, String who, Duration timeout,
+                                        PrintStream echo) throws IOException, InterruptedException {
         AtomicReference<String> result = new AtomicReference<>();
         List<String> tail = new ArrayList<>();
         Thread reader = Thread.ofPlatform().daemon().name("gdsloader-serve-bench-child-output").start(() -> {

@@ -117,8 +117,18 @@ final class ServeBenchCommand implements Callable<Integer> {
         if (direct && noDirect) {
             throw new IllegalArgumentException("--direct and --no-direct: give one of them, or neither for the loader's choice");
         }
-        LoaderOptions options = LoaderOptions.defaults().withBatchSize(batchSize).withPrefetchDepth(prefetchDepth)
-                .withDirectIo(direct ? Boolean.TRUE : noDirect ? Boolean.FALSE : null);
+        LoaderOptions options = LoaderOptions.defaults();
+        try {
+            options = options.withBatchSize(batchSize);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--batch-size " + batchSize + ": " + e.getMessage(), e);
+        }
+        try {
+            options = options.withPrefetchDepth(prefetchDepth);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--prefetch-depth " + prefetchDepth + ": " + e.getMessage(), e);
+        }
+        options = options.withDirectIo(direct ? Boolean.TRUE : noDirect ? Boolean.FALSE : null);
         List<String> py = python == null || python.isBlank() ? List.of() : Arrays.asList(python.strip().split("\\s+"));
         if (!py.isEmpty() && !Checks.runnable(py.get(0))) { // before the server and the other rows, not after them
             throw new IllegalArgumentException("--python: '" + py.get(0) + "' is not an executable file nor a program on PATH");

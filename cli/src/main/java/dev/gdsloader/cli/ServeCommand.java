@@ -74,6 +74,9 @@ final class ServeCommand implements Callable<Integer> {
             description = "largest message a client may send, e.g. 1MiB (default: 1MiB); batches sent are not limited by it")
     Long maxMessage;
 
+    /** The longest {@code --registration-linger}, seconds: a day. */
+    static final long MAX_LINGER_SECONDS = 86_400;
+
     @Option(names = "--registration-linger", paramLabel = "SECONDS", defaultValue = "30",
             description = "seconds the MAPPED path's shard registrations stay after the session that made them ended, so "
                     + "that the next epoch's session does not register (read) every shard again; 0 undoes them with "
@@ -103,8 +106,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (registrationLingerSeconds < 0) {
-            throw new IllegalArgumentException("--registration-linger must be >= 0 seconds, got " + registrationLingerSeconds);
+        if (registrationLingerSeconds < 0 || registrationLingerSeconds > MAX_LINGER_SECONDS) {
+            throw new IllegalArgumentException("--registration-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
+                    + registrationLingerSeconds);
         }
         PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits())
                 .registrationLinger(java.time.Duration.ofSeconds(registrationLingerSeconds));

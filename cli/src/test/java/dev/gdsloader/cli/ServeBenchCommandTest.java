@@ -237,6 +237,9 @@ class ServeBenchCommandTest {
         CommandRun run = CommandRun.execute(new ServeBenchCommand(), dir.resolve("nope").toString());
         assertEquals(2, run.exitCode(), run.toString());
         assertTrue(run.err().contains("nope: not a directory"), run.toString());
+        CommandRun depth = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--prefetch-depth", "0");
+        assertEquals(2, depth.exitCode(), depth.toString());
+        assertTrue(depth.err().startsWith("gdsloader serve-bench: --prefetch-depth 0: "), depth.toString());
         CommandRun both = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--direct", "--no-direct");
         assertEquals(2, both.exitCode(), both.toString());
         assertTrue(both.err().contains("--direct and --no-direct: give one of them"), both.toString());

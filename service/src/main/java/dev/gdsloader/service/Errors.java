@@ -48,11 +48,25 @@ final class Errors {
             s = CallStatus.INTERNAL;
             m = root.forClients(what + " failed: " + t) + "; the server closed this session";
         } else {
-            LOG.log(Level.WARNING, "gdsloader: " + what + " failed", t);
+            // one line on the server's console (a bad or changed file is not a server bug); the stack for FINE
+            LOG.warning("gdsloader: " + what + " failed: " + oneLine(t));
+            LOG.log(Level.FINE, "gdsloader: " + what + " failed", t);
             s = CallStatus.INTERNAL;
             m = root.forClients(what + " failed: " + t);
         }
         return s.withDescription(m).toRuntimeException();
+    }
+
+    /** @return {@code t} and each cause whose message adds something, in one line */
+    static String oneLine(Throwable t) {
+        StringBuilder b = new StringBuilder(String.valueOf(t));
+        for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            String m = c.getMessage();
+            if (m != null && !b.toString().contains(m)) {
+                b.append(": ").append(m);
+            }
+        }
+        return b.toString().replace('\n', ' ');
     }
 
     /** @return the UNAVAILABLE status a stream gets when the server closes under it */
