@@ -90,18 +90,33 @@ final class ServeCommand implements Callable<Integer> {
     /** @return the limits asked for on the command line over {@link ServerLimits#defaults()} */
     ServerLimits limits() {
         ServerLimits l = ServerLimits.defaults();
-        l = maxConnections == null ? l : l.withConnections(maxConnections);
-        l = maxSessions == null ? l : l.withSessions(maxSessions);
-        l = maxSessionsPerClient == null ? l : l.withSessionsPerClient(maxSessionsPerClient);
-        l = maxCallsPerConnection == null ? l : l.withCallsPerConnection(maxCallsPerConnection);
-        l = idleTimeoutSeconds == null ? l : l.withIdleTimeout(java.time.Duration.ofSeconds(idleTimeoutSeconds));
+        l = limit(l, "--max-connections", maxConnections, ServerLimits::withConnections);
+        l = limit(l, "--max-sessions", maxSessions, ServerLimits::withSessions);
+        l = limit(l, "--max-sessions-per-client", maxSessionsPerClient, ServerLimits::withSessionsPerClient);
+        l = limit(l, "--max-calls-per-connection", maxCallsPerConnection, ServerLimits::withCallsPerConnection);
+        if (idleTimeoutSeconds != null && idleTimeoutSeconds < 1) {
+            throw new IllegalArgumentException("--idle-timeout " + idleTimeoutSeconds + ": must be at least 1 second");
+        }
+        l = limit(l, "--idle-timeout", idleTimeoutSeconds, (x, v) -> x.withIdleTimeout(java.time.Duration.ofSeconds(v)));
         if (maxMessage != null) {
             if (maxMessage > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("--max-message: at most " + Integer.MAX_VALUE + " bytes, got " + maxMessage);
             }
-            l = l.withMaxMessageBytes(maxMessage.intValue());
+            l = limit(l, "--max-message", maxMessage.intValue(), ServerLimits::withMaxMessageBytes);
         }
-        return memoryBudget == null ? l : l.withMemoryBudget(memoryBudget);
+        return limit(l, "--memory-budget", memoryBudget, ServerLimits::withMemoryBudget);
+    }
+
+    /** @return {@code l} with {@code value} set by {@code with}, or {@code l} if not given; a refusal names the option */
+    private static <T> ServerLimits limit(ServerLimits l, String option, T value, java.util.function.BiFunction<ServerLimits, T, ServerLimits> with) {
+        if (value == null) {
+            return l;
+        }
+        try {
+            return with.apply(l, value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + " " + value + ": " + e.getMessage(), e);
+        }
     }
 
     @Override
@@ -136,7 +151,8 @@ final class ServeCommand implements Callable<Integer> {
         }
         PrefetchServer server = b.start();
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));
-        System.out.println("gdsloader: serving " + server.root() + " on " + server.address().getHostString() + ":" + server.port()
+        String host = server.address().getHostString();
+        System.out.println("gdsloader: serving " + server.root() + " on " + (host.contains(":") ? "[" + host + "]" : host) + ":" + server.port()
                 + (cluster == null ? "" : " as part " + clusterIndex + " of the cluster " + cluster));
         System.out.flush();
         server.awaitClose();

@@ -98,6 +98,9 @@ class ServeCommandTest {
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
             {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
             {"--registration-linger", "-5", "--registration-linger must be 0..86400 seconds (a day), got -5"},
+            {"--max-connections", "0", "--max-connections 0: limit connections must be > 0"},
+            {"--idle-timeout", "0", "--idle-timeout 0: must be at least 1 second"},
+            {"--memory-budget", "0", "--memory-budget 0: limit memoryBudget must be > 0 bytes"},
             {"--registration-linger", "9223372037", "--registration-linger must be 0..86400 seconds (a day), got 9223372037"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
@@ -165,6 +168,6 @@ class ServeCommandTest {
         assertEquals(dev.gdsloader.service.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
         CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--max-sessions", "0");
         assertEquals(2, r.exitCode(), r.toString());
-        assertEquals("gdsloader serve: limit sessions must be > 0, got 0", r.err().strip(), r.toString());
+        assertEquals("gdsloader serve: --max-sessions 0: limit sessions must be > 0, got 0", r.err().strip(), r.toString());
     }
 }
