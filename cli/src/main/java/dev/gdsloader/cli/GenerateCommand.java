@@ -51,7 +51,33 @@ final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate(); // before anything is created
-        List<Path> files = SyntheticDataset.generate(out, size, shards, (int) recordBytes, seed, overwrite, (int) align, format);
+        // stopped by a signal (SIGTERM, Ctrl-C) before the manifest: the shards written so far go, and the user hears so
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread cleanup = new Thread(() -> {
+            if (!done.get()) {
+                stopped.set(true);
+                System.err.println("gdsloader generate: interrupted: removed " + removeShards(out)
+                        + " incomplete shard file(s) from " + out);
+            }
+        }, "gdsloader-generate-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        List<Path> files;
+        try {
+            files = SyntheticDataset.generate(out, size, shards, (int) recordBytes, seed, overwrite, (int) align, format);
+        } catch (java.io.IOException | RuntimeException e) {
+            if (stopped.get()) { // the JVM is exiting and removed the files under the writer: its error is not news
+                Thread.currentThread().join();
+            }
+            throw e;
+        } finally {
+            done.set(true);
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs now; done is set, so it leaves the files alone only if generation had finished
+            }
+        }
         long bytes = 0;
         for (Path f : files) {
             for (var l : dev.gdsloader.loader.dataset.Dataset.openShards(f, "data")) {
@@ -60,6 +86,24 @@ final class GenerateCommand implements Callable<Integer> {
         }
         System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
         return 0;
+    }
+
+    /** @return how many {@code data-NNNNN*} files (the generator's shards and sidecars) were deleted from {@code dir} */
+    static int removeShards(Path dir) {
+        int n = 0;
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return 0; // stopped before the directory was made
+        }
+        try (java.nio.file.DirectoryStream<Path> ds = java.nio.file.Files.newDirectoryStream(dir, "data-[0-9][0-9][0-9][0-9][0-9]*")) {
+            for (Path f : ds) {
+                if (java.nio.file.Files.deleteIfExists(f)) {
+                    n++;
+                }
+            }
+        } catch (java.io.IOException e) {
+            System.err.println("gdsloader generate: could not remove the incomplete shards in " + dir + ": " + e.getMessage());
+        }
+        return n;
     }
 
     /** Checks every option, and the free space, before the output directory is touched. */
