@@ -17,6 +17,8 @@ final class BenchOptions {
     /** --threads and --depth as the loader options check them (the usage message for a value past int names it). */
     static final Checks.Range THREADS = new Checks.Range("--threads", 1, LoaderOptions.MAX_IO_THREADS);
     static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
+    /** Declared so that a value beyond an int names this range ({@link BenchConfig} checks it). */
+    static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, dev.gdsloader.bench.BenchConfig.MAX_ROUNDS);
 
     @Option(names = "--paths", split = ",", description = "paths to run: MAPPED, GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();

@@ -45,6 +45,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--overwrite", description = "replace existing data-* shards (any format) and dataset.json in the output directory")
     boolean overwrite;
 
+    /** The shard count's range (declared: a value beyond an int names it). */
+    private static final Checks.Range SHARDS = new Checks.Range("--shards", 1, Integer.MAX_VALUE);
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -109,7 +112,7 @@ final class GenerateCommand implements Callable<Integer> {
     /** Checks every option, and the free space, before the output directory is touched. */
     private void validate() throws java.io.IOException {
         Checks.range("--size", size, 1, Long.MAX_VALUE);
-        Checks.range("--shards", shards, 1, Integer.MAX_VALUE);
+        SHARDS.check(shards);
         Checks.range("--record-bytes", recordBytes, 1, Integer.MAX_VALUE);
         if (size < (long) shards * recordBytes) {
             throw new IllegalArgumentException("--size " + size + " is too small for --shards " + shards + " of --record-bytes "

@@ -40,6 +40,7 @@ final class ServeBenchCommand implements Callable<Integer> {
     int epochs;
 
     private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
+    private static final Checks.Range DEPTH = new Checks.Range("--prefetch-depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
 
     @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "16GiB",
             description = "the server's native memory budget (serve --memory-budget; default here: ${DEFAULT-VALUE}, "

@@ -74,6 +74,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "largest message a client may send, e.g. 1MiB (default: 1MiB); batches sent are not limited by it")
     Long maxMessage;
 
+    /** Declared ranges: a value beyond an int names the option's own range (the port is also checked by the server). */
+    private static final Checks.Range PORT = new Checks.Range("--port", 0, 65535);
+    private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE);
+
     /** The longest {@code --registration-linger}, seconds: a day. */
     static final long MAX_LINGER_SECONDS = 86_400;
 

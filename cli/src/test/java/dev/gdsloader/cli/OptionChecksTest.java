@@ -353,5 +353,20 @@ class OptionChecksTest {
         CommandRun randomDepth = CommandRun.execute(GdsLoaderMain.class, "random", "--depth", "abc", d.toString());
         assertTrue(randomDepth.err().startsWith("gdsloader random: --depth: 'abc' is not a whole number in 1..64\n"),
                 randomDepth.toString());
+        String[][] more = { // declared after a new user's trial: these showed the int type's range
+            {"bench", "--rounds", "99999999999", d.toString(), "gdsloader bench: --rounds: '99999999999' is out of range: must be 1..1000"},
+            {"generate", "--out", d.resolve("g").toString(), "--shards", "99999999999",
+                "gdsloader generate: --shards: '99999999999' is out of range: must be 1..2147483647"},
+            {"serve", d.toString(), "--port", "99999999999", "gdsloader serve: --port: '99999999999' is out of range: must be 0..65535"},
+            {"serve", d.toString(), "--idle-timeout", "99999999999",
+                "gdsloader serve: --idle-timeout: '99999999999' is out of range: must be 1..2147483647"},
+            {"serve-bench", d.toString(), "--prefetch-depth", "99999999999",
+                "gdsloader serve-bench: --prefetch-depth: '99999999999' is out of range: must be 1..64"},
+        };
+        for (String[] c : more) {
+            CommandRun r = CommandRun.execute(GdsLoaderMain.class, java.util.Arrays.copyOf(c, c.length - 1));
+            assertEquals(2, r.exitCode(), r.toString());
+            assertTrue(r.err().startsWith(c[c.length - 1] + "\n"), r.toString());
+        }
     }
 }
