@@ -54,6 +54,10 @@ final class BenchCommand implements Callable<Integer> {
             options.batchBytes = Math.min(options.batchBytes, 16L << 20);
             // --rounds is honoured (default 1) and validated below like every other option
         }
+        if (data != null && spec != null && spec.commandLine().getParseResult().hasMatchedOption("--size")) {
+            throw new IllegalArgumentException("--size: sets the data bench generates when no DIR is given; with " + data
+                    + " it would be ignored: drop it, or drop DIR");
+        }
         options.config(data != null ? data : Path.of(".")); // validates the options before anything is written
         options.requireGpuForPaths();
         Path base = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"));

@@ -353,6 +353,9 @@ class OptionChecksTest {
         CommandRun randomDepth = CommandRun.execute(GdsLoaderMain.class, "random", "--depth", "abc", d.toString());
         assertTrue(randomDepth.err().startsWith("gdsloader random: --depth: 'abc' is not a whole number in 1..64\n"),
                 randomDepth.toString());
+        CommandRun sized = CommandRun.execute(GdsLoaderMain.class, "bench", d.toString(), "--size", "0");
+        assertEquals(2, sized.exitCode(), sized.toString());
+        assertTrue(sized.err().startsWith("gdsloader bench: --size: sets the data bench generates when no DIR is given"), sized.toString());
         String[][] more = { // declared after a new user's trial: these showed the int type's range
             {"bench", "--rounds", "99999999999", d.toString(), "gdsloader bench: --rounds: '99999999999' is out of range: must be 1..1000"},
             {"generate", "--out", d.resolve("g").toString(), "--shards", "99999999999",
