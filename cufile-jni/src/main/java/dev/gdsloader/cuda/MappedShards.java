@@ -234,12 +234,12 @@ public final class MappedShards {
         synchronized (entries) {
             last = --e.refs == 0;
             if (last && lingerNanos > 0) {
-                long idleSince = ++e.idleSince; // a token: a later release (after a reuse) makes this expiry stale
+                long token = ++e.lingers; // a later release (after a reuse) makes this expiry stale
                 if (reaper == null) {
                     reaper = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                             .name("gdsloader-registration-linger").unstarted(r));
                 }
-                reaper.schedule(() -> expire(e, idleSince), lingerNanos, TimeUnit.NANOSECONDS);
+                reaper.schedule(() -> expire(e, token), lingerNanos, TimeUnit.NANOSECONDS);
                 return;
             }
             if (last) {
@@ -254,7 +254,7 @@ public final class MappedShards {
     /** The linger of {@code e}'s release number {@code token} is up: undone if no lease took it since. */
     private void expire(Entry e, long token) {
         synchronized (entries) {
-            if (e.refs != 0 || e.idleSince != token || entries.get(e.key) != e) {
+            if (e.refs != 0 || e.lingers != token || entries.get(e.key) != e) {
                 return;
             }
             entries.remove(e.key);
@@ -266,7 +266,7 @@ public final class MappedShards {
     private static final class Entry {
         private final Key key;
         private int refs; // guarded by the registry's map
-        private long idleSince; // releases to zero so far, the token of the newest linger; guarded by the registry's map
+        private long lingers; // releases to zero so far: the token of the newest linger; guarded by the registry's map
         private FileMapping mapping; // guarded by this
         private Registered registered; // guarded by this
 
