@@ -6,6 +6,8 @@
 #   gdsloader random --hot --paths MAPPED --batch-bytes $BATCH_BYTES --no-direct --depth D --rounds $ROUNDS --json
 #   SIZE=2GiB per record size   SIZES="784 4096 65536"   DEPTHS="4 8 16"   ROUNDS=3   BATCH_BYTES=16MiB
 #   BUILDS="old new" (old needs a packed baseline; BUILDS=new runs this build only)
+#   VARIANTS="--epochs 1;--epochs 5 --warmup-epochs 1" runs each depth and build once per ';'-separated set of extra
+#   `random` flags (default: one run, no extra flags); the summary names the set and the GPU busy fraction
 # Prints one summary line per record size, depth and build: median records/s, GB/s, and the ratios to both
 # ceilings. Writes $OUT/mapped-sweep.json (every JSON row, with size, depth and build) when OUT is set.
 set -u -o pipefail
@@ -23,7 +25,10 @@ for rec in ${SIZES:-784 4096 65536}; do
   show gdsq generate --out "$d" --size "$size" --shards "${SHARDS:-16}" --record-bytes "$rec" --align 4096 \
     || { echo "mapped-sweep: generating $rec B failed"; failed=$((failed + 1)); continue; }
   first=1
+  IFS=';' read -r -a variants <<< "${VARIANTS:-}"
+  [ ${#variants[@]} = 0 ] && variants=("")
   for depth in ${DEPTHS:-4 8 16}; do
+   for v in "${variants[@]}"; do
     for b in $builds; do
       cp='.device/lib/*'
       if [ "$b" = old ]; then
@@ -32,14 +37,15 @@ for rec in ${SIZES:-784 4096 65536}; do
       fi
       flags="--no-ceiling"
       if [ $first = 1 ] && [ "$b" = new ]; then flags=""; first=0; fi
-      echo "--- $rec B, depth $depth, $b build"
+      echo "--- $rec B, depth $depth, $b build, flags '$v'"
       out="$(GDS_CP="$cp" show gdsq random --hot --paths MAPPED --threads 16 --batch-bytes "${BATCH_BYTES:-16MiB}" \
-        --no-direct --depth "$depth" --rounds "$rounds" $flags --json "$d" 2>&1)"
+        --no-direct --depth "$depth" --rounds "$rounds" $flags $v --json "$d" 2>&1)"
       rc=$?
       echo "$out" | grep -v '^{'
       [ $rc = 0 ] || { echo "mapped-sweep: $rec B depth $depth $b failed (exit $rc)"; failed=$((failed + 1)); }
-      echo "$out" | grep '^{' | python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), size=$rec, depth=$depth, build='$b'))) for l in sys.stdin]" >> "$results"
+      echo "$out" | grep '^{' | V="$v" python3 -c "import json,os,sys; [print(json.dumps(dict(json.loads(l), size=$rec, depth=$depth, build='$b', variant=os.environ['V']))) for l in sys.stdin]" >> "$results"
     done
+   done
   done
   rm -rf "$d"
 done
@@ -54,10 +60,10 @@ for size in sorted({r["size"] for r in rows}):
           "-" if g is None else "%.2f" % g, "-" if gr is None else "%.2f" % gr))
     for r in rows:
         if r["size"] == size and r["reader"] == "loader":
-            print("%6d B depth %2d %-3s: %11.0f rec/s %7.2f GB/s  x pinned gather %s  x page-cache gather %s  CPU s/GB %s" % (
-                size, r["depth"], r["build"], r["records_per_s"] or 0, r["gbps"] or 0,
+            print("%6d B depth %2d %-3s %-28s: %11.0f rec/s %7.2f GB/s  x pinned gather %s  x page-cache gather %s  CPU s/GB %s  GPU busy %s" % (
+                size, r["depth"], r["build"], "'%s'" % r.get("variant", ""), r["records_per_s"] or 0, r["gbps"] or 0,
                 "-" if not g else "%.2f" % (r["gbps"] / g), "-" if not gr else "%.2f" % (r["gbps"] / gr),
-                r.get("cpu_s_per_gb")))
+                r.get("cpu_s_per_gb"), r.get("gpu_busy")))
 PY
 [ -n "${OUT:-}" ] && cp "$results" "$OUT/mapped-sweep.json"
 [ $failed = 0 ]

@@ -364,15 +364,13 @@ public final class BenchRunner {
             long cpu1 = CpuTime.processNanos();
             LoaderStats s = loader.stats();
             if (tail > 0) {
-                s = new LoaderStats(s.path(), s.batches(), s.bytes(), s.storageBytes(), s.wallNanos() + tail,
-                        s.stallNanos(), s.ioNanos(), s.slotsInFlight(), s.memory(), s.registrationNanos());
+                s = s.withWallNanos(s.wallNanos() + tail);
             }
             if (cold && s.registrationNanos() > 0) {
                 // a cold MAPPED epoch 0 reads its shards while the build maps and registers them: that time counts
                 notes.add(String.format(java.util.Locale.ROOT, "%s: cold GB/s includes the %.3f s the loader's build spent "
                         + "mapping and registering (reading) the shards", path, s.registrationNanos() / 1e9));
-                s = new LoaderStats(s.path(), s.batches(), s.bytes(), s.storageBytes(), s.wallNanos() + s.registrationNanos(),
-                        s.stallNanos(), s.ioNanos(), s.slotsInFlight(), s.memory(), s.registrationNanos());
+                s = s.withWallNanos(s.wallNanos() + s.registrationNanos());
             }
             double cpu = CpuTime.secondsPerGigabyte(cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0 - checking, s.bytes());
             if (consumer.firstMismatch() != null) {

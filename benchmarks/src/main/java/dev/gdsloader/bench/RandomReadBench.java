@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Sample-level shuffle against the storage's random-read rate, in one run: the ceiling reads every record
  * of a one-column dataset once, in a random order, with {@code pread} on T threads and no GPU ({@code O_DIRECT}
  * of each record's 4 KiB-aligned cover, or with {@link Config#directIo()} false a buffered read of exactly the
- * record); each loader path then loads one epoch per round with a global shuffle and T I/O threads, releasing
+ * record); each loader path then loads {@link Config#epochs()} epochs per round (after {@link Config#warmupEpochs()}) with a global shuffle and T I/O threads, releasing
  * each batch as soon as it arrives (no consumer work). Throughput counts useful record bytes; CPU time is the
  * whole process's ({@code OperatingSystemMXBean.getProcessCpuTime}: every thread, the JIT and GC included) over
  * the same interval as the wall time. Not thread-safe; one run at a time.
@@ -60,9 +60,34 @@ public final class RandomReadBench {
      *     {@code directIo} must be false and {@code dropCaches} off
      * @param gatherCeiling on a GPU, also measure the gather ceiling ({@link GatherCeiling}) at the column's record
      *     size and the batch size, reported as a row after the {@code pread} ceiling
+     * @param epochs epochs each round's loader times, back to back, at least 1 (a training loop's epochs on one loader;
+     *     the round's GB/s is over all of them, epoch boundaries included)
+     * @param warmupEpochs epochs each round's loader runs before the timed ones, at least 0 (JIT, first touches: as the
+     *     gather ceiling runs one untimed epoch first)
      */
     public record Config(Path data, List<ReadPath> paths, int threads, int depth, int batchRecords, Boolean directIo,
-                         boolean ceiling, boolean dropCaches, int rounds, boolean hot, boolean gatherCeiling) {
+                         boolean ceiling, boolean dropCaches, int rounds, boolean hot, boolean gatherCeiling,
+                         int epochs, int warmupEpochs) {
+        /**
+         * One timed epoch per loader, no warm-up; the other parameters as in the record's.
+         *
+         * @param data the dataset directory
+         * @param paths loader paths
+         * @param threads I/O threads
+         * @param depth prefetch depth, slots
+         * @param batchRecords records per batch
+         * @param directIo O_DIRECT for the ceiling and the staged paths, or null for the loader's own policy
+         * @param ceiling measure the pread ceiling
+         * @param dropCaches drop the page cache before each measurement
+         * @param rounds rounds per path
+         * @param hot warm the page cache first
+         * @param gatherCeiling measure the gather ceilings
+         */
+        public Config(Path data, List<ReadPath> paths, int threads, int depth, int batchRecords, Boolean directIo,
+                      boolean ceiling, boolean dropCaches, int rounds, boolean hot, boolean gatherCeiling) {
+            this(data, paths, threads, depth, batchRecords, directIo, ceiling, dropCaches, rounds, hot, gatherCeiling, 1, 0);
+        }
+
         /**
          * @throws IllegalArgumentException naming the field out of range, or hot with O_DIRECT or dropped caches
          * @throws NullPointerException if data or paths is null
@@ -87,6 +112,10 @@ public final class RandomReadBench {
             if (rounds < 1) {
                 throw new IllegalArgumentException("rounds must be at least 1, got " + rounds);
             }
+            if (epochs < 1 || warmupEpochs < 0) {
+                throw new IllegalArgumentException("epochs must be at least 1 and warm-up epochs at least 0, got " + epochs
+                        + " and " + warmupEpochs);
+            }
         }
     }
 
@@ -104,13 +133,16 @@ public final class RandomReadBench {
      * @param gigabytesPerSecond median useful GB/s (1e9 bytes per second)
      * @param cpuSecondsPerGigabyte median process CPU seconds per 1e9 useful bytes; NaN where the JVM cannot tell
      * @param perRoundGbps GB/s of every round, in round order
+     * @param gpuBusy median over rounds of the fraction of the loader's wall time its GPU transfers took
+     *     ({@code LoaderStats.deviceNanos} per counted batch, times batches, over wall time); NaN where the path does
+     *     not time them, and for the ceilings
      * @param direct how the reader's bytes came: true with {@code O_DIRECT} reads (the pread ceiling so read; the GDS
      *     path; a staged path reading with {@code O_DIRECT}), false from the page cache (buffered reads; the MAPPED path),
      *     null for the gather kernel. A row's "x ceiling" is over the pread ceiling of the same kind
      */
     public record Row(String reader, ReadPath requested, PathTaken taken, long recordBytes, long records,
                       double recordsPerSecond, double gigabytesPerSecond, double cpuSecondsPerGigabyte,
-                      double[] perRoundGbps, Boolean direct) {
+                      double[] perRoundGbps, Boolean direct, double gpuBusy) {
         /** @return the label of the table's first column, naming how the reads were made */
         public String label() {
             if (reader.equals("gather")) {
@@ -169,7 +201,8 @@ public final class RandomReadBench {
                 bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s");
-        out.printf(Locale.ROOT, "%-" + LABEL + "s %12s %10s %10s %9s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB");
+        out.printf(Locale.ROOT, "%-" + LABEL + "s %12s %10s %10s %9s %8s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB",
+                "GPU busy");
         List<Row> rows = new ArrayList<>();
         // the pread ceiling read with O_DIRECT ([1]) and buffered ([0]); each row is compared with the one read as it was
         Row[] ceilings = new Row[2];
@@ -212,27 +245,28 @@ public final class RandomReadBench {
                 }
                 try (GdsLoader loader = b.build();
                      CudaStream consumer = loader.pathTaken().onDevice() ? CudaStream.create() : null) {
+                    for (int w = 0; w < c.warmupEpochs(); w++) {
+                        drainEpoch(loader, consumer);
+                    }
                     long cpu0 = CpuTime.processNanos();
                     long t0 = System.nanoTime();
-                    Iterator<Batch> it = loader.iterator();
-                    while (it.hasNext()) { // a training loop with no compute: wait and release on its stream
-                        Batch batch = it.next();
-                        if (consumer != null) {
-                            batch.awaitOn(consumer);
-                            batch.release(consumer);
-                        } else {
-                            batch.close();
-                        }
-                    }
-                    if (consumer != null) {
-                        consumer.synchronize(); // every batch counted has landed
+                    long bytes = 0;
+                    long batches = 0;
+                    long deviceNanos = 0;
+                    long deviceBatches = 0;
+                    for (int e = 0; e < c.epochs(); e++) {
+                        LoaderStats s = drainEpoch(loader, consumer);
+                        bytes += s.bytes();
+                        batches += s.batches();
+                        deviceNanos += s.deviceNanos();
+                        deviceBatches += s.deviceBatches();
                     }
                     long wall = System.nanoTime() - t0;
-                    LoaderStats s = loader.stats();
                     taken[i] = loader.pathTaken();
                     direct[i] = loader.pathTaken() == PathTaken.GDS || loader.pathTaken() != PathTaken.MAPPED
                             && loader.options().directIo();
-                    byPath.get(i).add(new double[] {s.bytes() / (double) wall, cpuPerGb(cpu0, s.bytes())});
+                    double busy = deviceBatches == 0 ? Double.NaN : deviceNanos / (double) deviceBatches * batches / wall;
+                    byPath.get(i).add(new double[] {bytes / (double) wall, cpuPerGb(cpu0, bytes), busy});
                 }
             }
         }
@@ -245,7 +279,8 @@ public final class RandomReadBench {
         for (int i = 0; i < c.paths().size(); i++) {
             double[] gbps = byPath.get(i).stream().mapToDouble(v -> v[0]).toArray();
             double[] cpu = byPath.get(i).stream().mapToDouble(v -> v[1]).toArray();
-            Row row = row("loader", c.paths().get(i), taken[i], col, gbps, cpu, direct[i]);
+            double[] busy = byPath.get(i).stream().mapToDouble(v -> v[2]).toArray();
+            Row row = row("loader", c.paths().get(i), taken[i], col, gbps, cpu, direct[i], busy);
             rows.add(row);
             print(out, row, ceilingOf(row, ceilings));
         }
@@ -305,15 +340,44 @@ public final class RandomReadBench {
 
     private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu,
                            Boolean direct) {
+        return row(reader, requested, taken, col, gbps, cpu, direct, new double[] {Double.NaN});
+    }
+
+    private static Row row(String reader, ReadPath requested, PathTaken taken, Column col, double[] gbps, double[] cpu,
+                           Boolean direct, double[] gpuBusy) {
         double g = Stats.median(gbps);
         return new Row(reader, requested, taken, col.recordBytes(), col.recordCount(), g * 1e9 / col.recordBytes(), g,
-                Stats.median(cpu), gbps, direct);
+                Stats.median(cpu), gbps, direct, Stats.median(gpuBusy));
+    }
+
+    /**
+     * Runs one epoch as a training loop with no compute: each batch waited for and released on {@code consumer} (or
+     * closed, off the GPU); the stream drained at the end, so every batch counted has landed.
+     *
+     * @return the epoch's counters
+     */
+    private static LoaderStats drainEpoch(GdsLoader loader, CudaStream consumer) {
+        Iterator<Batch> it = loader.iterator();
+        while (it.hasNext()) {
+            Batch batch = it.next();
+            if (consumer != null) {
+                batch.awaitOn(consumer);
+                batch.release(consumer);
+            } else {
+                batch.close();
+            }
+        }
+        if (consumer != null) {
+            consumer.synchronize();
+        }
+        return loader.stats();
     }
 
     private static void print(PrintStream out, Row r, Row ceiling) {
-        out.printf(Locale.ROOT, "%-" + LABEL + "s %12.0f %10.3f %10s %9s%n", r.label(), r.recordsPerSecond(), r.gigabytesPerSecond(),
+        out.printf(Locale.ROOT, "%-" + LABEL + "s %12.0f %10.3f %10s %9s %8s%n", r.label(), r.recordsPerSecond(), r.gigabytesPerSecond(),
                 ceiling == null ? "-" : String.format(Locale.ROOT, "%.2f", r.gigabytesPerSecond() / ceiling.gigabytesPerSecond()),
-                Double.isNaN(r.cpuSecondsPerGigabyte()) ? "-" : String.format(Locale.ROOT, "%.3f", r.cpuSecondsPerGigabyte()));
+                Double.isNaN(r.cpuSecondsPerGigabyte()) ? "-" : String.format(Locale.ROOT, "%.3f", r.cpuSecondsPerGigabyte()),
+                Double.isNaN(r.gpuBusy()) ? "-" : String.format(Locale.ROOT, "%.2f", r.gpuBusy()));
     }
 
     /**
@@ -326,7 +390,8 @@ public final class RandomReadBench {
         return String.format(Locale.ROOT, "{\"bench\":\"random\",\"reader\":\"%s\",\"path\":%s,\"taken\":%s,\"record_bytes\":%d,"
                         + "\"records\":%d,\"batch_records\":%d,\"batch_bytes\":%d,\"threads\":%d,\"direct\":%s,\"cold\":%b,\"hot\":%b,"
                         + "\"rounds\":%d,\"records_per_s\":%s,\"gbps\":%s,\"cpu_s_per_gb\":%s,\"x_ceiling\":%s,\"x_gather\":%s,"
-                        + "\"x_gather_registered\":%s,\"gbps_rounds\":%s,\"io\":%s}",
+                        + "\"x_gather_registered\":%s,\"gbps_rounds\":%s,\"io\":%s,\"gpu_busy\":%s,\"epochs\":%d,"
+                        + "\"warmup_epochs\":%d}",
                 r.reader(), quoted(r.requested()), quoted(r.taken()), r.recordBytes(), r.records(), batchRecords,
                 batchRecords * r.recordBytes(), c.threads(), c.directIo(), cold, c.hot(), c.rounds(), num(r.recordsPerSecond()),
                 num(r.gigabytesPerSecond()), num(r.cpuSecondsPerGigabyte()),
@@ -334,7 +399,7 @@ public final class RandomReadBench {
                 num(gather == null ? Double.NaN : r.gigabytesPerSecond() / gather.gigabytesPerSecond()),
                 num(gatherRegistered == null ? Double.NaN : r.gigabytesPerSecond() / gatherRegistered.gigabytesPerSecond()),
                 java.util.Arrays.stream(r.perRoundGbps()).mapToObj(RandomReadBench::num).toList().toString().replace(" ", ""),
-                quoted(r.io()));
+                quoted(r.io()), num(r.gpuBusy()), c.epochs(), c.warmupEpochs());
     }
 
     private static String quoted(Object o) {

@@ -58,6 +58,14 @@ final class RandomCommand implements Callable<Integer> {
             description = "epochs per path, rotating the path order; medians are reported (default: ${DEFAULT-VALUE})")
     int rounds;
 
+    @Option(names = "--epochs", defaultValue = "1",
+            description = "epochs each round's loader times, back to back (a training loop's epochs; default: ${DEFAULT-VALUE})")
+    int epochs;
+
+    @Option(names = "--warmup-epochs", defaultValue = "0",
+            description = "epochs each round's loader runs untimed first (JIT, first touches; default: ${DEFAULT-VALUE})")
+    int warmupEpochs;
+
     @Option(names = "--depth", defaultValue = "4", description = "the loader's prefetch depth, slots (default: ${DEFAULT-VALUE})")
     int depth;
 
@@ -66,12 +74,16 @@ final class RandomCommand implements Callable<Integer> {
 
     private static final Checks.Range THREADS = new Checks.Range("--threads", 1, 256);
     private static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, 1000);
+    private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
+    private static final Checks.Range WARMUP = new Checks.Range("--warmup-epochs", 0, 1000);
     private static final Checks.Range DEPTH = BenchOptions.DEPTH; // declared here too: out-of-int values name it
 
     @Override
     public Integer call() throws Exception {
         THREADS.check(threads); // before the table header and the ceiling phase
         ROUNDS.check(rounds);
+        EPOCHS.check(epochs);
+        WARMUP.check(warmupEpochs);
         DEPTH.check(depth);
         if (hot && dropCaches) {
             throw new IllegalArgumentException("--hot and --drop-caches both given: --hot warms the page cache, --drop-caches empties it");
@@ -98,7 +110,7 @@ final class RandomCommand implements Callable<Integer> {
             records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
         }
         RandomReadBench.run(new RandomReadBench.Config(data, p, threads, depth, records, noDirect || hot ? Boolean.FALSE : null,
-                !noCeiling, dropCaches, rounds, hot, !noCeiling && !noGatherCeiling),
+                !noCeiling, dropCaches, rounds, hot, !noCeiling && !noGatherCeiling, epochs, warmupEpochs),
                 json, System.out);
         return 0;
     }

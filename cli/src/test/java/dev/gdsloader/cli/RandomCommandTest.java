@@ -67,6 +67,22 @@ class RandomCommandTest {
     }
 
     @Test
+    void epochsPerLoaderAfterWarmUpEpochsAreTimedAndNamedInTheJsonLine() {
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--batch-size", "64",
+                "--no-direct", "--no-ceiling", "--epochs", "3", "--warmup-epochs", "1", "--json", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        String j = jsonLines(r).get(0);
+        assertEquals("3", field(j, "epochs"), j);
+        assertEquals("1", field(j, "warmup_epochs"), j);
+        assertEquals("null", field(j, "gpu_busy"), j); // HOST does not time GPU transfers
+        assertTrue(Double.parseDouble(field(j, "records_per_s")) > 0, j);
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("reader") && l.endsWith("GPU busy")), r.toString());
+        CommandRun zero = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--epochs", "0", data.toString());
+        assertEquals(2, zero.exitCode(), zero.toString());
+        assertTrue(zero.err().contains("--epochs"), zero.toString());
+    }
+
+    @Test
     void ceilingRowComesFirstAndTheLoaderRowIsARatioOfIt() {
         CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--batch-size", "64",
                 "--no-direct", "--json", data.toString());

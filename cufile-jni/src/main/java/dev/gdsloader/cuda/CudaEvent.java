@@ -3,7 +3,7 @@ package dev.gdsloader.cuda;
 import jcuda.runtime.JCuda;
 
 /**
- * A CUDA event without timing ({@code cudaEventDisableTiming}): a marker recorded on a stream that other
+ * A CUDA event, without timing ({@code cudaEventDisableTiming}) unless made by {@link #createTimed()}: a marker recorded on a stream that other
  * streams or the host can wait for. A host wait ({@link #synchronize()}) blocks the thread instead of spinning
  * ({@code cudaEventBlockingSync}): the loader waits on slot events once per batch, and a spinning wait would burn a
  * core the training job needs for a few microseconds of wake-up latency saved. Destroyed once by {@link #close()}.
@@ -12,10 +12,13 @@ import jcuda.runtime.JCuda;
  */
 public final class CudaEvent extends NativeResource {
     final NativeAddress.AddressEvent event = new NativeAddress.AddressEvent();
+    private final boolean timed;
 
-    private CudaEvent() {
-        Cuda.check(JCuda.cudaEventCreateWithFlags(event, JCuda.cudaEventDisableTiming | JCuda.cudaEventBlockingSync),
-                "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventBlockingSync)");
+    private CudaEvent(boolean timed) {
+        this.timed = timed;
+        int flags = timed ? JCuda.cudaEventBlockingSync : JCuda.cudaEventDisableTiming | JCuda.cudaEventBlockingSync;
+        Cuda.check(JCuda.cudaEventCreateWithFlags(event, flags), timed ? "cudaEventCreateWithFlags(cudaEventBlockingSync)"
+                : "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventBlockingSync)");
         trackLeaks();
     }
 
@@ -27,7 +30,39 @@ public final class CudaEvent extends NativeResource {
      */
     public static CudaEvent create() {
         Cuda.ensure();
-        return new CudaEvent();
+        return new CudaEvent(false);
+    }
+
+    /**
+     * Creates an event that keeps the GPU time it completed at, so that {@link #elapsedNanos} can measure GPU time
+     * between two of them (recording it costs a little more than an untimed event's).
+     *
+     * @return the event, owned by the caller
+     * @throws CudaException if CUDA is unavailable
+     */
+    public static CudaEvent createTimed() {
+        Cuda.ensure();
+        return new CudaEvent(true);
+    }
+
+    /**
+     * GPU time from {@code start} to this event ({@code cudaEventElapsedTime}, resolution about 0.5 microseconds),
+     * both timed ({@link #createTimed()}) and completed.
+     *
+     * @param start the earlier event
+     * @return nanoseconds, rounded from CUDA's float milliseconds
+     * @throws IllegalStateException if either event is untimed or closed
+     * @throws CudaException if either has not completed or was never recorded
+     */
+    public long elapsedNanos(CudaEvent start) {
+        checkOpen();
+        start.checkOpen();
+        if (!timed || !start.timed) {
+            throw new IllegalStateException("elapsed time needs two timed events (CudaEvent.createTimed)");
+        }
+        float[] ms = new float[1];
+        Cuda.check(JCuda.cudaEventElapsedTime(ms, start.event, event), "cudaEventElapsedTime");
+        return Math.round(ms[0] * 1e6);
     }
 
     /**

@@ -87,6 +87,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final Thread reader;
     private final long startNanos = System.nanoTime();
     private final long startIoNanos;
+    private final long startDeviceNanos;
+    private final long startDeviceBatches;
     private Object next;
     private volatile boolean closed;
     private volatile boolean stopped;
@@ -117,6 +119,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         this.columns = dataset.columns();
         this.ioTimeoutNanos = ioTimeoutNanos;
         this.startIoNanos = ring.engine().ioNanos();
+        this.startDeviceNanos = ring.engine().deviceNanos();
+        this.startDeviceBatches = ring.engine().deviceBatches();
         this.free = new ArrayBlockingQueue<>(ring.size(), false, ring.entries());
         this.planning = new BatchPlanning[ring.size()];
         for (RingEntry e : ring.entries()) {
@@ -286,7 +290,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     LoaderStats stats() {
         return new LoaderStats(ring.path(), batches, bytes, storageBytes,
                 batches == 0 ? 0 : lastNanos - startNanos, stallNanos, ring.engine().ioNanos() - startIoNanos,
-                ring.size() - free.size());
+                ring.size() - free.size(), dev.gdsloader.memory.MemoryUsage.NONE, 0, ring.engine().deviceNanos() - startDeviceNanos,
+                ring.engine().deviceBatches() - startDeviceBatches);
     }
 
     /**

@@ -224,6 +224,8 @@ class MappedEngineGpuTest {
         LoaderState state;
         try (GdsLoader l = o.apply(GdsLoader.builder(dir).path(ReadPath.MAPPED)).build()) {
             epochs(l, 1, Integer.MAX_VALUE); // epoch 0
+            LoaderStats s0 = l.stats(); // GPU time of the batches whose slots were refilled, timed by events
+            assertTrue(s0.deviceBatches() > 0 && s0.deviceBatches() <= s0.batches() && s0.deviceNanos() > 0, s0.toString());
             epochs(l, 1, 3); // three batches of epoch 1
             state = l.state();
         }

@@ -73,6 +73,19 @@ public interface IoEngine extends AutoCloseable {
      */
     long ioNanos();
 
+    /**
+     * @return GPU nanoseconds the engine's transfers of the batches counted by {@link #deviceBatches()} took, summed
+     *     (timed CUDA events around each batch's work on its stream: MAPPED); 0 by default, where an engine does not time them
+     */
+    default long deviceNanos() {
+        return 0;
+    }
+
+    /** @return batches whose GPU time {@link #deviceNanos()} holds; 0 by default */
+    default long deviceBatches() {
+        return 0;
+    }
+
     /** @return wall nanoseconds the engine's open spent registering shard files (MAPPED); 0 by default */
     default long registrationNanos() {
         return 0;

@@ -2,6 +2,7 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
+import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
@@ -66,6 +67,8 @@ public final class MappedEngine implements IoEngine {
     private final List<NativeAllocator.Allocation> charges = new ArrayList<>();
     private final long registrationNanos;
     private final AtomicLong ioNanos = new AtomicLong();
+    private final AtomicLong deviceNanos = new AtomicLong();
+    private final AtomicLong deviceBatches = new AtomicLong();
     private GatherKernel kernel; // guarded by this
     /** The one stream every slot's work is issued on (made with the first slot), or null; guarded by this. */
     private CudaStream stream;
@@ -214,7 +217,9 @@ public final class MappedEngine implements IoEngine {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator, stream()));
             PinnedBuffer staged = a.add(PinnedBuffer.allocate(entryBytes, allocator));
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
-            return new MappedSlot(t, staged, entries, m);
+            CudaEvent started = a.add(CudaEvent.createTimed());
+            CudaEvent ended = a.add(CudaEvent.createTimed());
+            return new MappedSlot(t, staged, entries, m, started, ended, this::countDeviceTime);
         });
     }
 
@@ -300,6 +305,23 @@ public final class MappedEngine implements IoEngine {
         return ioNanos.get();
     }
 
+    private void countDeviceTime(long nanos) {
+        deviceNanos.addAndGet(nanos);
+        deviceBatches.incrementAndGet();
+    }
+
+    /** @return GPU nanoseconds of the batches counted by {@link #deviceBatches()}: entry upload, copies and gathers */
+    @Override
+    public long deviceNanos() {
+        return deviceNanos.get();
+    }
+
+    /** @return batches whose GPU time is counted: each once its slot is refilled or quiesced after it completed */
+    @Override
+    public long deviceBatches() {
+        return deviceBatches.get();
+    }
+
     /** Unloads the kernel and gives every registration and its charge back, once; call after all I/O has stopped. */
     @Override
     public synchronized void close() {
@@ -364,6 +386,7 @@ public final class MappedEngine implements IoEngine {
         @Override
         public long run(int from, int to) {
             DeviceTarget t = slot.target;
+            slot.started.record(t.stream());
             for (int i = 0; i < plan.copies(); i++) {
                 t.stream().copyFromHostAddress(t.device(), plan.copyTarget(i), plan.copySource(i), plan.copyBytes(i));
             }
@@ -387,6 +410,8 @@ public final class MappedEngine implements IoEngine {
 
         @Override
         public void finish() {
+            slot.ended.record(slot.target.stream());
+            slot.timing = true;
             slot.target.ready().record(slot.target.stream());
         }
     }
@@ -396,21 +421,45 @@ public final class MappedEngine implements IoEngine {
      * entries. Every write into the slot's device memory is issued on its stream, so a refill is ordered after the
      * consumer's release on the device; the host waits only for the slot's own previous batch (its entries' pinned
      * buffer is rewritten, and a ring of D slots keeps at most D batches of GPU work queued), after the next batch is
-     * planned, on the pool thread. Freed once by {@link #close()}.
+     * planned, on the pool thread. Each batch's GPU time (from before its entry upload to after its last gather,
+     * timed events on the stream) is counted once the host has seen the batch complete. Freed once by {@link #close()}.
      */
     static final class MappedSlot implements ComposedSlot {
         private final DeviceTarget target;
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
         private final GatherKernel kernel;
+        private final CudaEvent started;
+        private final CudaEvent ended;
+        private final java.util.function.LongConsumer deviceTime;
         private final SlotResources resources;
+        /** A batch was issued and its GPU time not counted yet; written by the issuing and the refilling thread in turn. */
+        private volatile boolean timing;
 
-        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel) {
+        MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel, CudaEvent started,
+                   CudaEvent ended, java.util.function.LongConsumer deviceTime) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
             this.kernel = kernel;
-            this.resources = new SlotResources("MAPPED slot", target, entries, staged);
+            this.started = started;
+            this.ended = ended;
+            this.deviceTime = deviceTime;
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged, started, ended);
+        }
+
+        /** Counts the last batch's GPU time, once; call after the host saw it complete. */
+        private void countTime() {
+            if (timing) {
+                timing = false;
+                deviceTime.accept(ended.elapsedNanos(started));
+            }
+        }
+
+        @Override
+        public void quiesce() {
+            target.quiesce();
+            countTime();
         }
 
         @Override
@@ -422,6 +471,7 @@ public final class MappedEngine implements IoEngine {
         public void awaitReusable() {
             target.orderAfterRelease();
             target.ready().synchronize();
+            countTime();
         }
 
         @Override
