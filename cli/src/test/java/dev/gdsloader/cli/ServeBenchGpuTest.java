@@ -72,7 +72,8 @@ class ServeBenchGpuTest {
         assertEquals(3 * 6 + 7, lines.size(), String.join("\n", lines));
         long put = n(lines, "epoch 1: server session ", " putNext") + n(lines, "epoch 2: server session ", " putNext");
         assertTrue(put > 0, String.join("\n", lines));
-        assertEquals(put, n(lines, "epoch 1: server session ", " lent->release") + n(lines, "epoch 2: server session ", " lent->release"));
+        assertEquals(put, n(lines, "epoch 1: server session ", " lent->release") + n(lines, "epoch 2: server session ", " lent->release"),
+                String.join("\n", lines));
         assertEquals(put, n(lines, "child JVM, measured epochs: child loop", " iterator.next"));
         assertEquals(put, n(lines, "child JVM, measured epochs: client", " release:streamSynchronize"));
         assertEquals(put, n(lines, "child JVM, measured epochs: client", " release:send"));

@@ -264,8 +264,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 }
                 Endpoints.Target t = endpoints.targets().get(target);
                 try {
-                    if (last != null && last.epoch() > epoch) {
-                        // the state after the endpoint's last batch: nothing left there
+                    if (last != null && last.epoch() > epoch && stream == null) {
+                        // the state after the endpoint's last batch: nothing left there, no stream to open (an open
+                        // stream is read to its end: a CUDA_IPC exchange's end message parks it for the next epoch)
                         if (!nextTarget()) {
                             return false;
                         }

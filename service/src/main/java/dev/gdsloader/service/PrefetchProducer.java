@@ -69,6 +69,11 @@ final class PrefetchProducer implements FlightProducer {
         this.self = self;
     }
 
+    /** @return sessions opened since the server started (each DoGet or DoExchange that got past its checks) */
+    long sessionsOpened() {
+        return ids.get();
+    }
+
     private Session open(Request r) throws IOException {
         if (closing.getAsBoolean()) {
             throw Errors.shuttingDown();

@@ -77,6 +77,7 @@ public final class PrefetchServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final ExecutorService cleanup;
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
+    private final PrefetchProducer producer;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final InetSocketAddress address;
     private final boolean tls;
@@ -113,7 +114,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
-        PrefetchProducer producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
+        this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
                 b.cluster, b.token);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
@@ -286,6 +287,14 @@ public final class PrefetchServer implements AutoCloseable {
     /** @return sessions not yet freed: streams in progress, and finished ones whose last buffers gRPC still holds */
     public int sessions() {
         return sessions.size();
+    }
+
+    /**
+     * @return sessions opened since the server started: one per stream (DoGet) or exchange (DoExchange) that passed its
+     *     checks; a CUDA_IPC exchange continued across epochs ({@code {"next": E+1}}) stays one session
+     */
+    public long sessionsOpened() {
+        return producer.sessionsOpened();
     }
 
     /**

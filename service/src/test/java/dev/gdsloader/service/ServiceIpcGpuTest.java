@@ -36,6 +36,7 @@ class ServiceIpcGpuTest extends ServiceTestBase {
 
     @Test
     void aChildProcessReadsEveryBatchFromTheServersGpuMemoryThroughCudaIpc() throws Exception {
+        long opened = server.sessionsOpened();
         ChildJvm.Result child = ChildJvm.runIpcChild(root, 240, "127.0.0.1", Integer.toString(server.port()), "train", "8", "BOUNCE", "2");
         assertEquals(0, child.exitValue(), "child failed or ran over 240 s; stderr:\n" + child.stderr());
         List<String> lines = child.stdout();
@@ -63,6 +64,8 @@ class ServiceIpcGpuTest extends ServiceTestBase {
         assertEquals(RECORDS, seen[0].cardinality());
         assertEquals(RECORDS, seen[1].cardinality());
         awaitSessions(0); // the child's session was freed when it disconnected
+        // both epochs on one exchange: the end message of epoch 0 parked it, {"next": 1} continued it
+        assertEquals(opened + 1, server.sessionsOpened(), "sessions the child's 2 epochs opened");
     }
 
     /** HOST delivery on a GPU machine reads through host memory: path AUTO becomes HOST, never disk -> GPU -> host. */
