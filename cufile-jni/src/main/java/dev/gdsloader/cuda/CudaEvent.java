@@ -13,6 +13,8 @@ import jcuda.runtime.JCuda;
 public final class CudaEvent extends NativeResource {
     final NativeAddress.AddressEvent event = new NativeAddress.AddressEvent();
     private final boolean timed;
+    /** {@link #elapsedNanos}'s out parameter, reused: a per-batch timing allocates nothing. */
+    private final float[] elapsedMillis = new float[1];
 
     private CudaEvent(boolean timed) {
         this.timed = timed;
@@ -47,7 +49,7 @@ public final class CudaEvent extends NativeResource {
 
     /**
      * GPU time from {@code start} to this event ({@code cudaEventElapsedTime}, resolution about 0.5 microseconds),
-     * both timed ({@link #createTimed()}) and completed.
+     * both timed ({@link #createTimed()}) and completed. One thread at a time per end event.
      *
      * @param start the earlier event
      * @return nanoseconds, rounded from CUDA's float milliseconds
@@ -60,9 +62,8 @@ public final class CudaEvent extends NativeResource {
         if (!timed || !start.timed) {
             throw new IllegalStateException("elapsed time needs two timed events (CudaEvent.createTimed)");
         }
-        float[] ms = new float[1];
-        Cuda.check(JCuda.cudaEventElapsedTime(ms, start.event, event), "cudaEventElapsedTime");
-        return Math.round(ms[0] * 1e6);
+        Cuda.check(JCuda.cudaEventElapsedTime(elapsedMillis, start.event, event), "cudaEventElapsedTime");
+        return Math.round(elapsedMillis[0] * 1e6);
     }
 
     /**

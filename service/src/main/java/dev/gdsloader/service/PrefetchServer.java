@@ -290,8 +290,9 @@ public final class PrefetchServer implements AutoCloseable {
     }
 
     /**
-     * @return sessions opened since the server started: one per stream (DoGet) or exchange (DoExchange) that passed its
-     *     checks; a CUDA_IPC exchange continued across epochs ({@code {"next": E+1}}) stays one session
+     * @return sessions opened since the server started: one per GetFlightInfo (its loader built and closed at once), per
+     *     stream (DoGet) and per exchange (DoExchange) that passed its checks; a CUDA_IPC exchange continued across
+     *     epochs ({@code {"next": E+1}}) stays one session
      */
     public long sessionsOpened() {
         return producer.sessionsOpened();
