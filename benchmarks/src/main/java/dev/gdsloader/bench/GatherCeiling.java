@@ -70,7 +70,7 @@ public final class GatherCeiling {
         try (PinnedBuffer src = PinnedBuffer.allocate(records * recordBytes)) {
             fill(src.segment());
             long base = src.devicePointer();
-            return run(r -> base + r * recordBytes, recordBytes, records, batchRecords, seed,
+            return run(r -> base + r * recordBytes, recordBytes, records, batchRecords, n -> permutation(n, seed),
                     (record, into) -> MemorySegment.copy(src.segment(), record * recordBytes, into, 0, recordBytes));
         }
     }
@@ -93,6 +93,25 @@ public final class GatherCeiling {
      * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
      */
     public static Result measureRegistered(List<RecordLayout> all, int batchRecords, long seed) throws IOException {
+        return measureRegistered(all, batchRecords, n -> permutation(n, seed));
+    }
+
+    /**
+     * As {@link #measureRegistered(List, int, long)}, with the records gathered in a given order (e.g. a loader
+     * sampler's, to separate the cost of its order from the rest of the loader's pipeline).
+     *
+     * @param all the shards of one column (same record size), page-cached for a hot ceiling
+     * @param batchRecords records per kernel launch, &gt; 0 (capped at the shards' records)
+     * @param order given the number of records {@code n}, a permutation of {@code [0, n)}: the gather order of one epoch
+     * @return the result
+     * @throws IOException naming the file if one cannot be mapped, registered or read
+     * @throws IllegalArgumentException if the shards hold no records, differ in record size, the batch is not
+     *     positive, or {@code order} does not return {@code n} entries
+     * @throws IllegalStateException if CUDA is not available (naming why)
+     * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
+     */
+    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, java.util.function.IntFunction<int[]> order)
+            throws IOException {
         List<RecordLayout> shards = all.stream().filter(s -> s.recordCount() > 0).toList();
         long recordBytes = shards.isEmpty() ? 0 : shards.get(0).recordBytes();
         long total = 0;
@@ -117,7 +136,7 @@ public final class GatherCeiling {
             return run(r -> {
                 int s = shardOf(first, r);
                 return leases.get(s).deviceAddress(shards.get(s).dataOffset() + (r - first[s]) * recordBytes);
-            }, recordBytes, records, batchRecords, seed, (r, into) -> {
+            }, recordBytes, records, batchRecords, order, (r, into) -> {
                 int s = shardOf(first, r);
                 long at = shards.get(s).dataOffset() + (r - first[s]) * recordBytes;
                 ByteBuffer b = into.asByteBuffer();
@@ -164,13 +183,18 @@ public final class GatherCeiling {
     }
 
     /** Gathers {@code records} records (each at its device-side address) in a random order; see {@link #measure}. */
-    private static Result run(Address address, long recordBytes, int records, int batchRecords, long seed, Expected expected) {
+    private static Result run(Address address, long recordBytes, int records, int batchRecords,
+                              java.util.function.IntFunction<int[]> orderOf, Expected expected) {
         int batch = Math.min(batchRecords, records);
         try (GatherKernel kernel = GatherKernel.load(); PinnedBuffer order = PinnedBuffer.allocate(8L * records);
              DeviceBuffer addrs = DeviceBuffer.allocate(8L * records); DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
              PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create();
              Arena arena = Arena.ofConfined()) {
-            int[] perm = permutation(records, seed);
+            int[] perm = orderOf.apply(records);
+            if (perm.length != records) {
+                throw new IllegalArgumentException("gather ceiling: an order of " + perm.length + " entries for " + records
+                        + " records");
+            }
             for (int i = 0; i < records; i++) {
                 order.segment().setAtIndex(ValueLayout.JAVA_LONG, i, address.of(perm[i]));
             }

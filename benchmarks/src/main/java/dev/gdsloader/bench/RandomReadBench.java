@@ -123,8 +123,9 @@ public final class RandomReadBench {
      * One reader's result (medians over the rounds).
      *
      * @param reader "pread" for the ceiling, "gather" for the gather ceiling over pinned memory, "gather-registered" for
-     *     the gather ceiling over the dataset's shards mapped and registered as MAPPED registers them, "loader" for a
-     *     loader path
+     *     the gather ceiling over the dataset's shards mapped and registered as MAPPED registers them, "gather-sampler"
+     *     for that ceiling in the loader's global-shuffle order (seed 99, epoch 0) instead of a uniform random one,
+     *     "loader" for a loader path
      * @param requested the path asked for; null for the ceiling
      * @param taken the path the batches took; null for the ceiling
      * @param recordBytes bytes per record
@@ -150,6 +151,9 @@ public final class RandomReadBench {
             }
             if (reader.equals("gather-registered")) {
                 return "gather ceiling (kernel, page cache)";
+            }
+            if (reader.equals("gather-sampler")) {
+                return "gather ceiling (page cache, loader order)";
             }
             String io = direct == null ? "" : direct ? ", O_DIRECT" : taken == PathTaken.MAPPED ? ", page cache" : ", buffered";
             return (requested == null ? "pread, random" : "loader " + taken + ", global shuffle") + io;
@@ -229,6 +233,22 @@ public final class RandomReadBench {
             rows.add(gatherRegistered);
             print(out, gatherRegistered, ceiling);
             requireExact(gr, "the registered shards");
+            // the same kernel and shards in the loader's own order (its global shuffle of round 0): the order's share
+            long[] shardRecords = col.shards().stream().mapToLong(RecordLayout::recordCount).toArray();
+            EpochOrder loaderOrder = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 99), shardRecords, 1)
+                    .order(0);
+            GatherCeiling.Result gs = GatherCeiling.measureRegistered(col.shards(), batchSize, n -> {
+                int[] p = new int[n];
+                for (int i = 0; i < n; i++) {
+                    p[i] = (int) loaderOrder.get(i);
+                }
+                return p;
+            });
+            Row sampler = row("gather-sampler", null, null, col, new double[] {gs.gigabytesPerSecond()},
+                    new double[] {Double.NaN}, null);
+            rows.add(sampler);
+            print(out, sampler, ceiling);
+            requireExact(gs, "the registered shards in the loader's order");
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];

@@ -70,6 +70,82 @@ public final class CudaModule extends NativeResource {
         }
     }
 
+    /**
+     * A launcher of {@code kernel} whose parameter memory is made once, so that a launch allocates nothing on the
+     * Java heap (the loader launches per batch: {@link #launch} allocates a few hundred bytes each time).
+     *
+     * @param kernel the {@code .entry} name in the PTX
+     * @param args how many 64-bit arguments it takes, &ge; 0
+     * @return the launcher; not thread-safe (one thread at a time), valid while this module is open
+     * @throws CudaException if the kernel does not exist
+     * @throws IllegalArgumentException if {@code args} is negative
+     */
+    public Launcher launcher(String kernel, int args) {
+        checkOpen();
+        if (args < 0) {
+            throw new IllegalArgumentException("a kernel takes >= 0 arguments, got " + args);
+        }
+        return new Launcher(kernel, functions.computeIfAbsent(kernel, this::function), args);
+    }
+
+    /**
+     * Launches of one kernel with parameter memory made once: set each argument ({@link #arg}), then {@link #launch}.
+     * Not thread-safe.
+     */
+    public final class Launcher {
+        private final String kernel;
+        private final CUfunction function;
+        private final long[][] values;
+        private final Pointer params;
+        private CudaStream lastStream;
+        private CUstream lastDriverStream;
+
+        private Launcher(String kernel, CUfunction function, int args) {
+            this.kernel = kernel;
+            this.function = function;
+            this.values = new long[args][1];
+            Pointer[] p = new Pointer[args];
+            for (int i = 0; i < args; i++) {
+                p[i] = Pointer.to(values[i]);
+            }
+            this.params = Pointer.to(p);
+        }
+
+        /**
+         * Sets argument {@code i} of the next launch.
+         *
+         * @param i the argument's index, 0-based
+         * @param value its 64-bit value (a device pointer or an integer)
+         * @return this launcher
+         * @throws ArrayIndexOutOfBoundsException if the kernel has no argument {@code i}
+         */
+        public Launcher arg(int i, long value) {
+            values[i][0] = value;
+            return this;
+        }
+
+        /**
+         * Enqueues {@code kernel<<<gridX, blockX, 0, stream>>>} with the arguments set ({@code cuLaunchKernel}).
+         *
+         * @param gridX blocks, &ge; 1
+         * @param blockX threads per block, 1..1024
+         * @param stream the stream to enqueue on
+         * @throws CudaException if the launch fails
+         * @throws IllegalStateException if the module was closed
+         */
+        public void launch(int gridX, int blockX, CudaStream stream) {
+            checkOpen();
+            if (stream != lastStream) {
+                lastDriverStream = new CUstream(stream.stream);
+                lastStream = stream;
+            }
+            int rc = JCudaDriver.cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, 0, lastDriverStream, params, null);
+            if (rc != CUresult.CUDA_SUCCESS) {
+                throw new CudaException("cuLaunchKernel(" + kernel + ")", rc, CUresult.stringFor(rc));
+            }
+        }
+    }
+
     private CUfunction function(String kernel) {
         CUfunction f = new CUfunction();
         int rc = JCudaDriver.cuModuleGetFunction(f, module, kernel);

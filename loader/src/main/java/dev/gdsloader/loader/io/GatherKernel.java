@@ -95,8 +95,19 @@ public final class GatherKernel implements AutoCloseable {
 
     private final CudaModule module;
 
+    /** Launches of each kernel with parameter memory made once (no heap per batch); guarded by this. */
+    private final CudaModule.Launcher records;
+    private final CudaModule.Launcher entryGather;
+
     private GatherKernel(CudaModule module) {
         this.module = module;
+        try {
+            this.records = module.launcher("gather_records", 4);
+            this.entryGather = module.launcher("gather", 2);
+        } catch (RuntimeException e) {
+            module.close();
+            throw e;
+        }
     }
 
     /**
@@ -139,7 +150,9 @@ public final class GatherKernel implements AutoCloseable {
             throw new IllegalArgumentException("gather: " + n + " records of " + recordBytes + " bytes overflow 64 bits");
         }
         if (n > 0) {
-            module.launch("gather_records", blocks(n), BLOCK_THREADS, stream, srcAddrs, dst, recordBytes, n);
+            synchronized (this) {
+                records.arg(0, srcAddrs).arg(1, dst).arg(2, recordBytes).arg(3, n).launch(blocks(n), BLOCK_THREADS, stream);
+            }
         }
     }
 
@@ -159,7 +172,9 @@ public final class GatherKernel implements AutoCloseable {
             throw new IllegalArgumentException("gather: entry count must be >= 0, got " + n);
         }
         if (n > 0) {
-            module.launch("gather", blocks(n), BLOCK_THREADS, stream, entries, n);
+            synchronized (this) {
+                entryGather.arg(0, entries).arg(1, n).launch(blocks(n), BLOCK_THREADS, stream);
+            }
         }
     }
 
