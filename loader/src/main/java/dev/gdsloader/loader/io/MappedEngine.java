@@ -46,7 +46,8 @@ import java.util.stream.Stream;
  * {@link MappedPlan#COPY_FROM} bytes by one {@code cudaMemcpyAsync} each from the registered address, smaller pieces
  * (shuffled records) by one {@link GatherKernel} launch per column that reads them from mapped host memory into
  * their place in the column view (by record, one source address each, or by {@code {src, dst, length}} entry: see
- * {@link MappedPlan}; staged through a pinned buffer of the slot and copied to the device first). No
+ * {@link MappedPlan}; staged through a pinned buffer of the slot and uploaded on a second stream, beside the
+ * previous batch's gather, which the gather then waits for on the device). No
  * reader thread work, no staging of data, no CPU copy: a batch is one pool task that issues the copies and launches.
  *
  * <p>Registering faults every page in (from disk where cold), so opening the engine reads the dataset once, on up
@@ -72,6 +73,8 @@ public final class MappedEngine implements IoEngine {
     private GatherKernel kernel; // guarded by this
     /** The one stream every slot's work is issued on (made with the first slot), or null; guarded by this. */
     private CudaStream stream;
+    /** The stream the slots' gather entries are uploaded on, beside the previous batch's gather; guarded by this. */
+    private CudaStream upload;
     private boolean closed; // guarded by this
 
     /**
@@ -219,7 +222,8 @@ public final class MappedEngine implements IoEngine {
             DeviceBuffer entries = a.add(DeviceBuffer.allocate(entryBytes, allocator));
             CudaEvent started = a.add(CudaEvent.createTimed());
             CudaEvent ended = a.add(CudaEvent.createTimed());
-            return new MappedSlot(t, staged, entries, m, started, ended, this::countDeviceTime);
+            CudaEvent uploaded = a.add(CudaEvent.create());
+            return new MappedSlot(t, staged, entries, m, started, ended, uploaded, uploadStream(), this::countDeviceTime);
         });
     }
 
@@ -246,6 +250,17 @@ public final class MappedEngine implements IoEngine {
             stream = CudaStream.create();
         }
         return stream;
+    }
+
+    /** The stream gather entries are uploaded on, so that a batch's upload overlaps the gather before it. */
+    private synchronized CudaStream uploadStream() {
+        if (closed) {
+            throw new IllegalStateException("MAPPED engine is closed");
+        }
+        if (upload == null) {
+            upload = CudaStream.create();
+        }
+        return upload;
     }
 
     private long entryBytes(SlotLayout layout) {
@@ -330,12 +345,14 @@ public final class MappedEngine implements IoEngine {
         }
         closed = true;
         RuntimeException first = null;
-        if (stream != null) { // the slots are closed by now (their ring before the engine)
-            try {
-                stream.synchronize();
-                stream.close();
-            } catch (RuntimeException e) {
-                first = e;
+        for (CudaStream s : new CudaStream[] {stream, upload}) {
+            if (s != null) { // the slots are closed by now (their ring before the engine)
+                try {
+                    s.synchronize();
+                    s.close();
+                } catch (RuntimeException e) {
+                    first = first == null ? e : first;
+                }
             }
         }
         if (kernel != null) {
@@ -392,8 +409,11 @@ public final class MappedEngine implements IoEngine {
             }
             int used = plan.usedLongs();
             if (used > 0) {
+                // the host saw this slot's previous batch complete (awaitReusable): its entries are free to rewrite
                 MemorySegment.copy(plan.entries(), 0, slot.staged.segment(), ValueLayout.JAVA_LONG, 0, used);
-                t.stream().copyToDevice(slot.entries, 0, slot.staged, 0, 8L * used);
+                slot.upload.copyToDevice(slot.entries, 0, slot.staged, 0, 8L * used);
+                slot.uploaded.record(slot.upload);
+                t.stream().waitFor(slot.uploaded);
                 long device = t.device().address();
                 for (int c = 0; c < dataset.columns().size(); c++) {
                     long first = slot.entries.address() + 8L * plan.columnFirst(c);
@@ -431,21 +451,25 @@ public final class MappedEngine implements IoEngine {
         private final GatherKernel kernel;
         private final CudaEvent started;
         private final CudaEvent ended;
+        private final CudaEvent uploaded;
+        private final CudaStream upload;
         private final java.util.function.LongConsumer deviceTime;
         private final SlotResources resources;
         /** A batch was issued and its GPU time not counted yet; written by the issuing and the refilling thread in turn. */
         private volatile boolean timing;
 
         MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel, CudaEvent started,
-                   CudaEvent ended, java.util.function.LongConsumer deviceTime) {
+                   CudaEvent ended, CudaEvent uploaded, CudaStream upload, java.util.function.LongConsumer deviceTime) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
             this.kernel = kernel;
             this.started = started;
             this.ended = ended;
+            this.uploaded = uploaded;
+            this.upload = upload;
             this.deviceTime = deviceTime;
-            this.resources = new SlotResources("MAPPED slot", target, entries, staged, started, ended);
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged, started, ended, uploaded);
         }
 
         /** Counts the last batch's GPU time, once; call after the host saw it complete. */
