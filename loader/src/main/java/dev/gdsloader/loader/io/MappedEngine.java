@@ -229,9 +229,7 @@ public final class MappedEngine implements IoEngine {
 
     /** Loads the gather kernels once per engine, on the current device. */
     private synchronized GatherKernel kernel() {
-        if (closed) {
-            throw new IllegalStateException("MAPPED engine is closed");
-        }
+        checkOpen();
         if (kernel == null) {
             kernel = GatherKernel.load();
         }
@@ -243,24 +241,20 @@ public final class MappedEngine implements IoEngine {
      * instead of several slots' random reads of the page cache at once.
      */
     private synchronized CudaStream stream() {
-        if (closed) {
-            throw new IllegalStateException("MAPPED engine is closed");
-        }
-        if (stream == null) {
-            stream = CudaStream.create();
-        }
-        return stream;
+        checkOpen();
+        return stream = stream != null ? stream : CudaStream.create();
     }
 
     /** The stream gather entries are uploaded on, so that a batch's upload overlaps the gather before it. */
     private synchronized CudaStream uploadStream() {
+        checkOpen();
+        return upload = upload != null ? upload : CudaStream.create();
+    }
+
+    private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("MAPPED engine is closed");
         }
-        if (upload == null) {
-            upload = CudaStream.create();
-        }
-        return upload;
     }
 
     private long entryBytes(SlotLayout layout) {
