@@ -2,7 +2,7 @@
 # GPU machine side, issue 12 (the prefetch service on Arrow Flight): the throughput acceptance in ONE call
 # (about 2-4 minutes):
 #   1. generates ~2 GiB of .npy shards (150528-byte records, 16 shards) and warms the page cache (cat);
-#   2. `gdsloader serve-bench DATA --clients 1,32 --epochs 2 --out $reports` (plus --python 'python3
+#   2. `gdsloader serve-bench DATA --clients 1,32 --epochs 2 --ipc-epochs 20 --out $reports` (plus --python 'python3
 #      clients/python/tests/bench_host.py' when python3 has pyarrow and clients/python is in this tree): one server in
 #      that JVM; the rows: raw loopback TCP copy, 1 Java client (HOST delivery), 32 clients (rank r of 32),
 #      the loader in-process vs CUDA IPC to a child JVM, and the Python client against the same server;
@@ -10,7 +10,8 @@
 #      script against it (`bench_host.py --data DATA --location grpc://127.0.0.1:PORT --batch-size 128 --epochs 2`),
 #      compared with serve-bench's host-1 row;
 #   4. one summary of the four acceptance ratios.
-#   SIZE=2GiB  BATCH=128  EPOCHS=2  CLIENTS=1,32  SERVE_BENCH_FLAGS= (e.g. --direct; the Python script leaves O_DIRECT
+#   SIZE=2GiB  BATCH=128  EPOCHS=2  IPC_EPOCHS=20 (the two CUDA IPC rows: an epoch there lasts under 0.1 s, mostly the
+#   JIT warming the exchange's per-batch code when only 2 are measured)  CLIENTS=1,32  SERVE_BENCH_FLAGS= (e.g. --direct; the Python script leaves O_DIRECT
 #   to the loader's choice, buffered for 2 GiB on this host, so with --direct/--no-direct its row is not like for like)
 # The JSON report goes to $OUT/serve-bench/serve-bench.json, the Python line to $OUT/python-serve.json, the log to
 # $OUT/service.log when OUT is set. Exit 1 if a part failed.
@@ -19,7 +20,7 @@ set -u -o pipefail
 source "$(dirname "$0")/common.sh"
 [ -n "${OUT:-}" ] && exec > >(tee "$OUT/service.log") 2>&1
 source .device/env.sh
-size="${SIZE:-2GiB}"; batch="${BATCH:-128}"; epochs="${EPOCHS:-2}"; clients="${CLIENTS:-1,32}"
+size="${SIZE:-2GiB}"; batch="${BATCH:-128}"; epochs="${EPOCHS:-2}"; ipc_epochs="${IPC_EPOCHS:-20}"; clients="${CLIENTS:-1,32}"
 reports="${OUT:-$work/service-reports}"
 mkdir -p "$reports/serve-bench"
 root="$work/serve-bench-root"
@@ -48,7 +49,7 @@ cat "$data"/* > /dev/null
 part "2. serve-bench (one server in its JVM; every row in this run)"
 py=()
 [ "$python_ok" = yes ] && py=(--python "python3 $script")
-show gds serve-bench "$data" --clients "$clients" --epochs "$epochs" --batch-size "$batch" "${py[@]}" ${SERVE_BENCH_FLAGS:-} \
+show gds serve-bench "$data" --clients "$clients" --epochs "$epochs" --ipc-epochs "$ipc_epochs" --batch-size "$batch" "${py[@]}" ${SERVE_BENCH_FLAGS:-} \
   --out "$reports/serve-bench" || fail "serve-bench failed"
 
 if [ "$python_ok" = yes ]; then

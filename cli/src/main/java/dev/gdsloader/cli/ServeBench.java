@@ -88,9 +88,12 @@ final class ServeBench {
      * @param timeout the longest wait for any batch, child process line or result
      * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
      * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@link IpcTrace}, {@code --trace})
+     * @param ipcEpochs measured epochs of the two CUDA IPC rows ({@code ipc-in-process}, {@code ipc}), each after one
+     *     warm-up epoch ({@code --ipc-epochs}, default {@code epochs}): an epoch of CUDA IPC lasts a fraction of a second,
+     *     mostly the JIT's warm-up of the exchange's per-batch code unless more epochs are measured
      */
     record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
-                  List<String> python, Duration timeout, long memoryBudget, boolean trace) {
+                  List<String> python, Duration timeout, long memoryBudget, boolean trace, int ipcEpochs) {
     }
 
     /**
@@ -327,7 +330,7 @@ final class ServeBench {
         }
         LoaderOptions options = c.options().withPath(c.ipcPath()).withDevice(c.device());
         log.println("serve-bench: the loader in this process, path " + c.ipcPath() + " ...");
-        Moved in = inProcess(data, options, c.epochs());
+        Moved in = inProcess(data, options, c.ipcEpochs());
         Row inRow = row("ipc-in-process", inWhat + " (path taken " + in.pathTaken() + ")", in, null, null);
         rows.add(inRow);
         log.println("serve-bench: CUDA IPC to a child JVM" + (c.trace() ? ", per-batch trace on" : "") + " ...");
@@ -339,7 +342,7 @@ final class ServeBench {
         List<String> trace = new ArrayList<>();
         try {
             IpcTrace.drainPublished(); // earlier exchanges' lines
-            child = ipcChild(server.port(), name, options, c.epochs(), c.timeout(), c.trace());
+            child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout(), c.trace());
             if (c.trace()) {
                 awaitIdle(server, log); // the exchange publishes its last epoch's trace before it frees the session
             }
@@ -519,6 +522,7 @@ final class ServeBench {
         o.put("dataset", c.data().toAbsolutePath().normalize().toString());
         o.set("options", JSON.valueToTree(parse(c.options().toJson())));
         o.put("epochs", c.epochs());
+        o.put("ipcEpochs", c.ipcEpochs());
         ArrayNode a = o.putArray("rows");
         for (Row r : rows) {
             ObjectNode j = a.addObject();

@@ -39,7 +39,12 @@ final class ServeBenchCommand implements Callable<Integer> {
     @Option(names = "--epochs", defaultValue = "2", description = "measured epochs per row, after one warm-up epoch, 1..1000 (default: ${DEFAULT-VALUE})")
     int epochs;
 
+    @Option(names = "--ipc-epochs", description = "measured epochs of the two CUDA IPC rows (the same loader in-process "
+            + "and the child JVM), after one warm-up epoch, 1..1000 (default: --epochs)")
+    Integer ipcEpochs;
+
     private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
+    private static final Checks.Range IPC_EPOCHS = new Checks.Range("--ipc-epochs", 1, 1000);
     private static final Checks.Range DEPTH = new Checks.Range("--prefetch-depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
 
     @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "16GiB",
@@ -98,6 +103,9 @@ final class ServeBenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Checks.BATCH_SIZE.check(batchSize);
         EPOCHS.check(epochs);
+        if (ipcEpochs != null) {
+            IPC_EPOCHS.check(ipcEpochs);
+        }
         TIMEOUT.check(timeoutSeconds);
         List<Integer> many = new ArrayList<>();
         for (int n : clients) {
@@ -135,7 +143,7 @@ final class ServeBenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--python: '" + py.get(0) + "' is not an executable file nor a program on PATH");
         }
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
-                Duration.ofSeconds(timeoutSeconds), memoryBudget, trace);
+                Duration.ofSeconds(timeoutSeconds), memoryBudget, trace, ipcEpochs != null ? ipcEpochs : epochs);
         List<ServeBench.Row> rows = ServeBench.run(config, System.out);
         ServeBench.print(rows, System.out);
         String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());

@@ -123,6 +123,12 @@ class ServeBenchCommandTest {
                 && failed.err().contains("it broke"), failed.toString());
     }
 
+    @Test
+    void ipcEpochsOutOfRangeIsRefusedNamingTheOption() {
+        CommandRun r = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--ipc-epochs", "0");
+        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--ipc-epochs");
+    }
+
     private static boolean onPath(String program) {
         for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
             if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
@@ -206,8 +212,10 @@ class ServeBenchCommandTest {
         assertEquals("    trace server epoch 1: a: n=1", lines.get(3));
         assertEquals("    trace child measured epochs: b: n=1", lines.get(4));
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true);
-        JsonNode rows = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench").path("rows");
+                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true, 5);
+        JsonNode report = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench");
+        assertEquals(5, report.path("ipcEpochs").asInt(), report.toString());
+        JsonNode rows = report.path("rows");
         assertTrue(rows.get(0).path("trace").isMissingNode(), rows.toString());
         assertEquals("[\"server epoch 1: a: n=1\",\"child measured epochs: b: n=1\"]", rows.get(1).path("trace").toString());
     }

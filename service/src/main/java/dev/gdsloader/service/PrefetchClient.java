@@ -193,7 +193,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
      *     {@code resumeFrom} refuses), or null before the first (of the epoch's current part)
      */
     public LoaderState lastState() {
-        return current == null ? null : current.last;
+        return current == null ? null : current.last();
     }
 
     /**
@@ -232,9 +232,12 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     /** One epoch's stream, reopened after its last batch's state when it breaks. */
     private final class Epoch implements Iterator<RemoteBatch> {
         final long epoch;
-        /** The endpoint being read ({@link Endpoints#targets()}); {@link #last} is a state of its stream. */
+        /** The endpoint being read ({@link Endpoints#targets()}); {@link #last()} is a state of its stream. */
         int target;
-        LoaderState last;
+        /** The state to resume from when no batch of this stream came yet (a saved state), or null. */
+        private LoaderState lastState;
+        /** The last batch handed out: {@link #last()} is its state, parsed only when asked (a reconnect, a resume). */
+        private RemoteBatch lastBatch;
         boolean ended;
         private Reader stream;
         private ExchangeReaderWriter exchange;
@@ -243,7 +246,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
 
         Epoch(long epoch, LoaderState resume) {
             this.epoch = epoch;
-            this.last = resume;
+            this.lastState = resume;
         }
 
         @Override
@@ -264,7 +267,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 }
                 Endpoints.Target t = endpoints.targets().get(target);
                 try {
-                    if (last != null && last.epoch() > epoch && stream == null) {
+                    if (stream == null && last() != null && last().epoch() > epoch) {
                         // the state after the endpoint's last batch: nothing left there, no stream to open (an open
                         // stream is read to its end: a CUDA_IPC exchange's end message parks it for the next epoch)
                         if (!nextTarget()) {
@@ -305,7 +308,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         // parsing the metadata, building the batch, mapping new handles; less the event wait
                         trace.record(TRACE_DECODE, trace.start() - t1 - lastEventWait);
                     }
-                    last = fetched.state();
+                    lastBatch = fetched;
+                    lastState = null;
                     return true;
                 } catch (FlightRuntimeException e) {
                     dropStream();
@@ -319,7 +323,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     if (reconnectDeadline == 0) {
                         reconnectDeadline = now + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
                         LOG.log(Level.INFO, "gdsloader: stream from " + t.describe() + " broke (" + e.getMessage()
-                                + "); reconnecting and resuming after " + (last == null ? "the start" : last.toJson()));
+                                + "); reconnecting and resuming after " + (last() == null ? "the start" : last().toJson()));
                     } else if (now > reconnectDeadline) {
                         String why = broke == e ? withCause(e) : withCause(broke) + "; then " + withCause(e);
                         throw new PrefetchServiceException(t.describe() + ": " + why
@@ -339,11 +343,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                 return false;
             }
             target++;
-            last = null;
+            lastState = null;
+            lastBatch = null;
             return true;
         }
 
         private void open(Endpoints.Target t) {
+            LoaderState last = last();
             Request r = last != null && last.epoch() == epoch ? request.resumingAfter(last) : request.forEpoch(epoch);
             Connection c = endpoints.client(t);
             if (request.delivery() == Delivery.HOST) {
@@ -366,8 +372,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             }
         }
 
+        /** @return the state after the last batch handed out, or the state resumed from, or null */
+        LoaderState last() {
+            return lastBatch != null ? lastBatch.state() : lastState;
+        }
+
         private RemoteBatch toBatch(JsonNode meta) {
-            LoaderState s = LoaderState.fromJson(meta.path("state").toString());
+            JsonNode s = meta.path("state");
             RemoteBatch b = request.delivery() == Delivery.HOST ? hostBatch(stream.root(), meta, s) : ipcBatch(meta, s, ipc);
             held.add(b);
             return b;
@@ -527,7 +538,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     }
 
     /** A host batch over the stream's current record batch: each column's data buffer retained (no copy but BOOL). */
-    private RemoteBatch hostBatch(VectorSchemaRoot root, JsonNode meta, LoaderState state) {
+    private RemoteBatch hostBatch(VectorSchemaRoot root, JsonNode meta, JsonNode state) {
         int rows = root.getRowCount();
         long[] records = new long[rows];
         BigIntVector rec = (BigIntVector) root.getVector(Protocol.RECORD_COLUMN);
@@ -580,7 +591,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         return b;
     }
 
-    private RemoteBatch ipcBatch(JsonNode meta, LoaderState state, IpcStream ipc) {
+    private RemoteBatch ipcBatch(JsonNode meta, JsonNode state, IpcStream ipc) {
         VectorSchemaRoot root = ipc.exchange.getReader().getRoot();
         int rows = root.getRowCount();
         long[] records = new long[rows];

@@ -21,7 +21,9 @@ public final class RemoteBatch implements AutoCloseable {
     private final long[] records;
     private final int padding;
     private final Delivery delivery;
-    private final LoaderState state;
+    /** The loader state's JSON from the batch's metadata, parsed when first asked for ({@link #state()}). */
+    private final com.fasterxml.jackson.databind.JsonNode stateJson;
+    private volatile LoaderState state;
     private final long id;
     private final List<ArrowBuf> retained;
     private PrefetchClient.IpcStream ipc;
@@ -29,14 +31,14 @@ public final class RemoteBatch implements AutoCloseable {
     private boolean closed;
 
     RemoteBatch(PrefetchClient client, long epoch, long index, long[] records, int padding, Delivery delivery,
-                LoaderState state, long id, List<ArrowBuf> retained) {
+                com.fasterxml.jackson.databind.JsonNode state, long id, List<ArrowBuf> retained) {
         this.client = client;
         this.epoch = epoch;
         this.index = index;
         this.records = records;
         this.padding = padding;
         this.delivery = delivery;
-        this.state = state;
+        this.stateJson = state;
         this.id = id;
         this.retained = retained;
     }
@@ -83,9 +85,18 @@ public final class RemoteBatch implements AutoCloseable {
         return padding;
     }
 
-    /** @return the loader state after this batch: a client resumed from it continues with the next batch */
+    /**
+     * @return the loader state after this batch: a client resumed from it continues with the next batch (parsed from
+     *     the batch's metadata on the first call, not per batch)
+     * @throws IllegalArgumentException if the server sent a state this build cannot read
+     */
     public LoaderState state() {
-        return state;
+        LoaderState s = state;
+        if (s == null) {
+            s = LoaderState.fromJson(stateJson.toString());
+            state = s;
+        }
+        return s;
     }
 
     /** @return how the bytes arrived */
