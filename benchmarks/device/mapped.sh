@@ -186,6 +186,9 @@ for size in sorted({r["size"] for r in rows}):
         f(gather_pc and gather_pc["gbps"])),
         f(ratio(m and m["gbps"], gather_pc and gather_pc["gbps"]), "%.2f"),
         ">= 0.8 and %s %s" % (f(goal, "%.0f" if unit == "GB/s" else "%.0e"), unit), "random --hot")
+    one = get(reader="gather-one-buffer")
+    add("hot shuffle %d B: MAPPED / gather ceiling, page cache, one buffer %s GB/s (the GPU's L2 holds it)" % (size,
+        f(one and one["gbps"])), f(ratio(m and m["gbps"], one and one["gbps"]), "%.2f"), "-", "random --hot")
     add("hot shuffle %d B: MAPPED / gather ceiling, pinned %s GB/s" % (size, f(gather and gather["gbps"])),
         f(ratio(m and m["gbps"], gather and gather["gbps"]), "%.2f"), "-", "random --hot")
     add("hot shuffle %d B: MAPPED / PyTorch (records/s %s / %s)" % (size, f(m and m["records_per_s"], "%.0f"),

@@ -162,7 +162,7 @@ public final class BenchRunner {
         GatherCeiling.Result gather = null;
         if (gatherCeiling) {
             log.step("measuring the gather ceiling (random records from pinned host memory by a kernel)");
-            gather = gather(dataset, batchRecords, sampler.seed(), notes);
+            gather = gather(dataset, batchRecords, sampler.seed(), config.loader().prefetchDepth(), notes);
         }
         List<BenchRow> rows = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) {
@@ -212,30 +212,33 @@ public final class BenchRunner {
 
     /**
      * The gather ceiling of the dataset's columns: each column's record size measured alone, combined as the time a
-     * sample's records of every column take together.
+     * sample's records of every column take together; each writes {@code depth} batch buffers in turn, as the loader's
+     * ring of that many slots is written.
      */
-    private static GatherCeiling.Result gather(Dataset dataset, int batchRecords, long seed, List<String> notes) {
+    private static GatherCeiling.Result gather(Dataset dataset, int batchRecords, long seed, int depth, List<String> notes) {
         double secondsPerSample = 0;
         long sampleBytes = 0;
         boolean exact = true;
         GatherCeiling.Result last = null;
         for (Column c : dataset.columns()) {
             long source = Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, Math.max(c.recordBytes(), c.recordBytes() * c.recordCount()));
-            last = GatherCeiling.measure(c.recordBytes(), batchRecords, source, seed);
+            last = GatherCeiling.measure(c.recordBytes(), batchRecords, source, seed, depth);
             secondsPerSample += 1 / last.recordsPerSecond();
             sampleBytes += c.recordBytes();
             exact &= last.byteExact();
             notes.add(String.format(java.util.Locale.ROOT, "gather ceiling, column '%s': %d-byte records, %.3f GB/s, %.0f records/s"
-                    + " (%d records of pinned host memory in a random order, %d per launch, %d epochs)%s", c.name(),
+                    + " (%d records of pinned host memory in a random order, %d per launch into %d batch buffers in turn, "
+                    + "%d epochs)%s", c.name(),
                     c.recordBytes(), last.gigabytesPerSecond(), last.recordsPerSecond(), last.sourceRecords(),
-                    last.batchRecords(), last.epochs(), last.byteExact() ? "" : "; the last batch was NOT byte-exact"));
+                    last.batchRecords(), last.destinations(), last.epochs(),
+                    last.byteExact() ? "" : "; the last batch was NOT byte-exact"));
         }
         if (dataset.columns().size() == 1) {
             return last;
         }
         double perSecond = 1 / secondsPerSample;
         return new GatherCeiling.Result(sampleBytes, last.sourceRecords(), last.batchRecords(), last.epochs(),
-                perSecond * sampleBytes / 1e9, perSecond, exact);
+                perSecond * sampleBytes / 1e9, perSecond, exact, depth);
     }
 
     private static BenchRow row(ReadPath path, List<PathRun> runs, double[] roundCeiling) {

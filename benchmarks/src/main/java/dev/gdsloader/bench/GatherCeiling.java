@@ -23,9 +23,10 @@ import java.util.Random;
  * The gather ceiling of this machine for one record size, measured in the benchmark's own run: a plain
  * {@link GatherKernel} reading records in a random order straight from host memory the device can read (pinned
  * memory from {@code cudaHostAlloc}, read by the kernel over the link through its device-side address: no copy
- * engine, no CPU copy) into device memory, a batch per launch, every record of the source once per epoch. It is
- * what a loader gathering shuffled records from registered host memory can at best reach. Stateless; each call owns
- * and frees its buffers.
+ * engine, no CPU copy) into device memory, a batch per launch, every record of the source once per epoch, the
+ * launches writing as many batch buffers in turn as the compared loader has slots ({@link Result#destinations()}). It
+ * is what a loader gathering shuffled records from registered host memory can at best reach. Stateless; each call
+ * owns and frees its buffers.
  */
 public final class GatherCeiling {
     /** The default host source: 1 GiB, or the data's size when smaller. */
@@ -47,9 +48,14 @@ public final class GatherCeiling {
      * @param gigabytesPerSecond gathered record bytes per second over the timed epochs, GB/s (1e9 bytes/s)
      * @param recordsPerSecond records gathered per second
      * @param byteExact whether the last batch's device bytes equal their source records (copied back and compared)
+     * @param destinations device buffers of one batch the launches write in turn (launch {@code b} of an epoch into
+     *     buffer {@code b % destinations}): 1 writes every batch over the last, which the GPU's L2 cache then holds;
+     *     a loader writes each batch into its own slot of a ring of prefetch-depth slots. On the H200, 784-byte records
+     *     gathered from the registered page cache into one 16 MiB buffer ran at 33.7 GB/s, into four in turn at 26.3
+     *     GB/s (session 6, one run): compare a loader with a ceiling of as many buffers as it has slots
      */
     public record Result(long recordBytes, long sourceRecords, int batchRecords, int epochs, double gigabytesPerSecond,
-                         double recordsPerSecond, boolean byteExact) {
+                         double recordsPerSecond, boolean byteExact, int destinations) {
     }
 
     /**
@@ -59,18 +65,19 @@ public final class GatherCeiling {
      * @param batchRecords records per kernel launch, &gt; 0 (capped at the source's records)
      * @param sourceBytes size of the host source, at least one record (rounded down to whole records)
      * @param seed seed of the random order
+     * @param destinations batch buffers written in turn, &gt;= 1 (the compared loader's prefetch depth; see {@link Result})
      * @return the result
      * @throws IllegalArgumentException if a size is not positive
      * @throws IllegalStateException if CUDA is not available (naming why)
      * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
      */
-    public static Result measure(long recordBytes, int batchRecords, long sourceBytes, long seed) {
+    public static Result measure(long recordBytes, int batchRecords, long sourceBytes, long seed, int destinations) {
         check(recordBytes, batchRecords, sourceBytes);
         int records = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, sourceBytes / recordBytes));
         try (PinnedBuffer src = PinnedBuffer.allocate(records * recordBytes)) {
             fill(src.segment());
             long base = src.devicePointer();
-            return run(r -> base + r * recordBytes, recordBytes, records, batchRecords, n -> permutation(n, seed),
+            return run(r -> base + r * recordBytes, recordBytes, records, batchRecords, n -> permutation(n, seed), destinations,
                     (record, into) -> MemorySegment.copy(src.segment(), record * recordBytes, into, 0, recordBytes));
         }
     }
@@ -86,23 +93,26 @@ public final class GatherCeiling {
      * @param all the shards of one column (same record size), page-cached for a hot ceiling
      * @param batchRecords records per kernel launch, &gt; 0 (capped at the shards' records)
      * @param seed seed of the random order
+     * @param destinations batch buffers written in turn, &gt;= 1 (the compared loader's prefetch depth; see {@link Result})
      * @return the result
      * @throws IOException naming the file if one cannot be mapped, registered or read
      * @throws IllegalArgumentException if the shards hold no records, differ in record size, or the batch is not positive
      * @throws IllegalStateException if CUDA is not available (naming why)
      * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
      */
-    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, long seed) throws IOException {
-        return measureRegistered(all, batchRecords, n -> permutation(n, seed));
+    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, long seed, int destinations)
+            throws IOException {
+        return measureRegistered(all, batchRecords, n -> permutation(n, seed), destinations);
     }
 
     /**
-     * As {@link #measureRegistered(List, int, long)}, with the records gathered in a given order (e.g. a loader
+     * As {@link #measureRegistered(List, int, long, int)}, with the records gathered in a given order (e.g. a loader
      * sampler's, to separate the cost of its order from the rest of the loader's pipeline).
      *
      * @param all the shards of one column (same record size), page-cached for a hot ceiling
      * @param batchRecords records per kernel launch, &gt; 0 (capped at the shards' records)
      * @param order given the number of records {@code n}, a permutation of {@code [0, n)}: the gather order of one epoch
+     * @param destinations batch buffers written in turn, &gt;= 1 (see {@link Result})
      * @return the result
      * @throws IOException naming the file if one cannot be mapped, registered or read
      * @throws IllegalArgumentException if the shards hold no records, differ in record size, the batch is not
@@ -110,8 +120,8 @@ public final class GatherCeiling {
      * @throws IllegalStateException if CUDA is not available (naming why)
      * @throws dev.gdsloader.cuda.CudaException if an allocation, the compilation or a launch fails
      */
-    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, java.util.function.IntFunction<int[]> order)
-            throws IOException {
+    public static Result measureRegistered(List<RecordLayout> all, int batchRecords, java.util.function.IntFunction<int[]> order,
+                                           int destinations) throws IOException {
         List<RecordLayout> shards = all.stream().filter(s -> s.recordCount() > 0).toList();
         long recordBytes = shards.isEmpty() ? 0 : shards.get(0).recordBytes();
         long total = 0;
@@ -136,7 +146,7 @@ public final class GatherCeiling {
             return run(r -> {
                 int s = shardOf(first, r);
                 return leases.get(s).deviceAddress(shards.get(s).dataOffset() + (r - first[s]) * recordBytes);
-            }, recordBytes, records, batchRecords, order, (r, into) -> {
+            }, recordBytes, records, batchRecords, order, destinations, (r, into) -> {
                 int s = shardOf(first, r);
                 long at = shards.get(s).dataOffset() + (r - first[s]) * recordBytes;
                 ByteBuffer b = into.asByteBuffer();
@@ -184,10 +194,14 @@ public final class GatherCeiling {
 
     /** Gathers {@code records} records (each at its device-side address) in a random order; see {@link #measure}. */
     private static Result run(Address address, long recordBytes, int records, int batchRecords,
-                              java.util.function.IntFunction<int[]> orderOf, Expected expected) {
+                              java.util.function.IntFunction<int[]> orderOf, int destinations, Expected expected) {
+        if (destinations < 1) {
+            throw new IllegalArgumentException("gather ceiling: destinations must be >= 1, got " + destinations);
+        }
         int batch = Math.min(batchRecords, records);
+        long batchBytes = batch * recordBytes;
         try (GatherKernel kernel = GatherKernel.load(); PinnedBuffer order = PinnedBuffer.allocate(8L * records);
-             DeviceBuffer addrs = DeviceBuffer.allocate(8L * records); DeviceBuffer dst = DeviceBuffer.allocate(batch * recordBytes);
+             DeviceBuffer addrs = DeviceBuffer.allocate(8L * records); DeviceBuffer dst = DeviceBuffer.allocate(destinations * batchBytes);
              PinnedBuffer back = PinnedBuffer.allocate(batch * recordBytes); CudaStream stream = CudaStream.create();
              Arena arena = Arena.ofConfined()) {
             int[] perm = orderOf.apply(records);
@@ -199,20 +213,21 @@ public final class GatherCeiling {
                 order.segment().setAtIndex(ValueLayout.JAVA_LONG, i, address.of(perm[i]));
             }
             stream.copyToDevice(addrs, 0, order, 0, 8L * records);
-            epoch(kernel, addrs, dst, recordBytes, records, batch, stream); // warm-up: module, TLBs, clocks
+            epoch(kernel, addrs, dst, recordBytes, records, batch, destinations, stream); // warm-up: module, TLBs, clocks
             stream.synchronize();
             long t0 = System.nanoTime();
             int epochs = 0;
             long elapsed;
             do {
-                epoch(kernel, addrs, dst, recordBytes, records, batch, stream);
+                epoch(kernel, addrs, dst, recordBytes, records, batch, destinations, stream);
                 stream.synchronize();
                 epochs++;
                 elapsed = System.nanoTime() - t0;
             } while (elapsed < MIN_NANOS && epochs < MAX_EPOCHS);
             int lastFrom = (records - 1) / batch * batch;
             int lastCount = records - lastFrom;
-            stream.copyToHost(back, 0, dst, 0, lastCount * recordBytes);
+            long lastAt = (long) (lastFrom / batch % destinations) * batchBytes; // the buffer the last launch wrote
+            stream.copyToHost(back, 0, dst, lastAt, lastCount * recordBytes);
             stream.synchronize();
             MemorySegment want = arena.allocate(recordBytes, 16);
             boolean exact = true;
@@ -222,17 +237,18 @@ public final class GatherCeiling {
             }
             double seconds = elapsed / 1e9;
             double perSecond = (double) epochs * records / seconds;
-            return new Result(recordBytes, records, batch, epochs, perSecond * recordBytes / 1e9, perSecond, exact);
+            return new Result(recordBytes, records, batch, epochs, perSecond * recordBytes / 1e9, perSecond, exact, destinations);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
     private static void epoch(GatherKernel kernel, DeviceBuffer addrs, DeviceBuffer dst, long recordBytes, int records,
-                              int batch, CudaStream stream) {
+                              int batch, int destinations, CudaStream stream) {
         for (int from = 0; from < records; from += batch) {
             int n = Math.min(batch, records - from);
-            kernel.launchRecords(addrs.address() + 8L * from, dst.address(), recordBytes, n, stream);
+            long at = (long) (from / batch % destinations) * batch * recordBytes;
+            kernel.launchRecords(addrs.address() + 8L * from, dst.address() + at, recordBytes, n, stream);
         }
     }
 

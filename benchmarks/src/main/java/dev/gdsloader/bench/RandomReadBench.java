@@ -125,7 +125,9 @@ public final class RandomReadBench {
      * @param reader "pread" for the ceiling, "gather" for the gather ceiling over pinned memory, "gather-registered" for
      *     the gather ceiling over the dataset's shards mapped and registered as MAPPED registers them, "gather-sampler"
      *     for that ceiling in the loader's global-shuffle order (seed 99, epoch 0) instead of a uniform random one,
-     *     "loader" for a loader path
+     *     "gather-one-buffer" for that ceiling writing one batch buffer over and over (the others write as many as the
+     *     loader has slots, {@link Config#depth()}, in turn: one buffer stays in the GPU's L2 cache, a loader's slots do
+     *     not), "loader" for a loader path
      * @param requested the path asked for; null for the ceiling
      * @param taken the path the batches took; null for the ceiling
      * @param recordBytes bytes per record
@@ -154,6 +156,9 @@ public final class RandomReadBench {
             }
             if (reader.equals("gather-sampler")) {
                 return "gather ceiling (page cache, loader order)";
+            }
+            if (reader.equals("gather-one-buffer")) {
+                return "gather ceiling (page cache, one buffer)";
             }
             String io = direct == null ? "" : direct ? ", O_DIRECT" : taken == PathTaken.MAPPED ? ", page cache" : ", buffered";
             return (requested == null ? "pread, random" : "loader " + taken + ", global shuffle") + io;
@@ -221,13 +226,15 @@ public final class RandomReadBench {
             print(out, ceiling, ceiling);
         }
         if (c.gatherCeiling() && dev.gdsloader.cuda.Cuda.availability().available()) {
+            // every ceiling writes depth batch buffers in turn, as the loader's ring of depth slots is written
             GatherCeiling.Result g = GatherCeiling.measure(col.recordBytes(), batchSize,
-                    Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, col.recordBytes() * Math.max(1, col.recordCount())), 99);
+                    Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, col.recordBytes() * Math.max(1, col.recordCount())), 99,
+                    c.depth());
             gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN}, null);
             rows.add(gather);
             print(out, gather, ceiling);
             requireExact(g, "pinned memory");
-            GatherCeiling.Result gr = GatherCeiling.measureRegistered(col.shards(), batchSize, 99);
+            GatherCeiling.Result gr = GatherCeiling.measureRegistered(col.shards(), batchSize, 99, c.depth());
             gatherRegistered = row("gather-registered", null, null, col, new double[] {gr.gigabytesPerSecond()},
                     new double[] {Double.NaN}, null);
             rows.add(gatherRegistered);
@@ -243,12 +250,19 @@ public final class RandomReadBench {
                     p[i] = (int) loaderOrder.get(i);
                 }
                 return p;
-            });
+            }, c.depth());
             Row sampler = row("gather-sampler", null, null, col, new double[] {gs.gigabytesPerSecond()},
                     new double[] {Double.NaN}, null);
             rows.add(sampler);
             print(out, sampler, ceiling);
             requireExact(gs, "the registered shards in the loader's order");
+            // for reference: the same ceiling writing one batch buffer over and over, which stays in the GPU's L2 cache
+            GatherCeiling.Result g1 = GatherCeiling.measureRegistered(col.shards(), batchSize, 99, 1);
+            Row one = row("gather-one-buffer", null, null, col, new double[] {g1.gigabytesPerSecond()},
+                    new double[] {Double.NaN}, null);
+            rows.add(one);
+            print(out, one, ceiling);
+            requireExact(g1, "the registered shards into one buffer");
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];

@@ -20,10 +20,11 @@ class GatherCeilingGpuTest {
         CudaDevice.makeCurrent(0);
     }
 
-    @ParameterizedTest(name = "{0} B records, {1} per launch")
-    @CsvSource({"784, 20000", "4096, 4096", "65536, 256", "13, 1000"})
-    void measuresAByteExactGather(long recordBytes, int batch) {
-        GatherCeiling.Result r = GatherCeiling.measure(recordBytes, batch, 64L << 20, 1);
+    @ParameterizedTest(name = "{0} B records, {1} per launch, {2} buffers")
+    @CsvSource({"784, 20000, 1", "784, 20000, 4", "4096, 4096, 3", "65536, 256, 1", "13, 1000, 4"})
+    void measuresAByteExactGather(long recordBytes, int batch, int destinations) {
+        GatherCeiling.Result r = GatherCeiling.measure(recordBytes, batch, 64L << 20, 1, destinations);
+        assertEquals(destinations, r.destinations(), r.toString());
         assertTrue(r.byteExact(), r.toString());
         assertEquals((64L << 20) / recordBytes, r.sourceRecords(), r.toString());
         assertEquals(Math.min(batch, r.sourceRecords()), r.batchRecords(), r.toString());
