@@ -48,6 +48,9 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
     }
 
     static String format(long bytes) {
+        if (bytes >= 1L << 50) {
+            return String.format(Locale.ROOT, "%.2f PiB", bytes / (double) (1L << 50));
+        }
         if (bytes >= 1L << 40) {
             return String.format(Locale.ROOT, "%.2f TiB", bytes / (double) (1L << 40));
         }

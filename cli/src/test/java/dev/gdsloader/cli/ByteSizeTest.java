@@ -72,6 +72,7 @@ class ByteSizeTest {
     @Test
     void formatUsesTheLargestBinaryUnit() {
         assertEquals("1.00 GiB", ByteSize.format(1L << 30));
+        assertEquals("3.00 PiB", ByteSize.format(3L << 50));
         assertEquals("8.0 MiB", ByteSize.format(8L << 20));
         assertEquals("4096 bytes", ByteSize.format(4096));
     }
