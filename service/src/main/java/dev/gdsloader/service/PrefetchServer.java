@@ -108,11 +108,11 @@ public final class PrefetchServer implements AutoCloseable {
                     + "with a bearer token");
         }
         this.limits = b.limits;
-        this.allocator = b.allocator.newChild("prefetch server of " + b.root + " (memory budget " + limits.memoryBudget() + " B)",
+        this.allocator = b.allocator.newChild("prefetch server of " + root.realPath() + " (memory budget " + limits.memoryBudget() + " B)",
                 limits.memoryBudget(), limits.memoryBudget());
         this.guard = new ConnectionGuard(limits);
         this.ownsArrow = b.arrow == null;
-        this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
+        this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + root.realPath(), 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
                 b.cluster, b.token);

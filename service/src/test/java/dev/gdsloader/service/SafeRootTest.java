@@ -167,6 +167,23 @@ class SafeRootTest extends ServiceTestBase {
         awaitSessions(0);
     }
 
+    /** A root given as {@code .}, or relative through a link and {@code ..}, names the server's allocators by its real path. */
+    @Test
+    void theServersAllocatorsAreNamedByTheRootsRealPath() throws Exception {
+        Path real = root.toRealPath();
+        Files.createSymbolicLink(outside.resolve("via-link"), real);
+        Path cwd = Path.of("").toAbsolutePath();
+        for (Path given : new Path[] {cwd.relativize(outside.resolve("via-link").resolve("train").resolve("..")), Path.of(".")}) {
+            Path expected = given.toRealPath();
+            try (var parent = new org.apache.arrow.memory.RootAllocator();
+                 PrefetchServer s = PrefetchServer.builder(given).arrowAllocator(parent).start()) {
+                assertEquals("prefetch server of " + expected + " (memory budget " + ServerLimits.defaults().memoryBudget() + " B)",
+                        s.allocator().name(), given.toString());
+                assertEquals("prefetch server of " + expected, s.arrowAllocator().getName(), given.toString());
+            }
+        }
+    }
+
     @Test
     void aSystemDirectoryAsRootIsRefusedWithoutTheFlag() throws Exception {
         for (String dir : new String[] {"/", "/etc", "/usr", "/home", "/usr/lib", "/usr/bin", "/lib", "/var/lib"}) {
