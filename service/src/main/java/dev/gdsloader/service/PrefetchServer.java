@@ -108,6 +108,7 @@ public final class PrefetchServer implements AutoCloseable {
                     + "with a bearer token");
         }
         this.limits = b.limits;
+        ClientGoneLog.install(); // a client killed mid-stream: one INFO line, not gRPC's WARNING with a stack trace
         this.allocator = b.allocator.newChild("prefetch server of " + root.realPath() + " (memory budget " + limits.memoryBudget() + " B)",
                 limits.memoryBudget(), limits.memoryBudget());
         this.guard = new ConnectionGuard(limits);
