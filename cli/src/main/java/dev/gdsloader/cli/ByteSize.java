@@ -6,17 +6,18 @@ import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /**
- * Parses sizes such as {@code 4096}, {@code 64KiB}, {@code 8MiB}, {@code 1GiB} (powers of 1024) and
- * {@code 1GB} (powers of 1000) into bytes, for command-line options.
+ * Parses sizes such as {@code 4096}, {@code 64KiB}, {@code 8MiB}, {@code 1GiB}, {@code 2TiB}, {@code 1PiB} (powers of
+ * 1024) and {@code 1GB} ... {@code 1PB} (powers of 1000) into bytes, for command-line options; a size beyond a
+ * {@code long} ({@value Long#MAX_VALUE} bytes, 8 EiB) is refused as too large, naming the value.
  */
 final class ByteSize implements CommandLine.ITypeConverter<Long> {
-    private static final Pattern P = Pattern.compile("(\\d+)\\s*([kmgt]i?b?|b)?", Pattern.CASE_INSENSITIVE);
+    private static final Pattern P = Pattern.compile("(\\d+)\\s*([kmgtp]i?b?|b)?", Pattern.CASE_INSENSITIVE);
 
     @Override
     public Long convert(String value) {
         Matcher m = P.matcher(value.trim());
         if (!m.matches()) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use e.g. 4096, 64KiB, 8MiB, 1GiB or 1GB");
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use e.g. 4096, 64KiB, 8MiB, 1GiB, 1TiB, 1PiB or 1GB");
         }
         long n;
         try {
@@ -32,6 +33,7 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
             case 'm' -> 2;
             case 'g' -> 3;
             case 't' -> 4;
+            case 'p' -> 5;
             default -> 0;
         };
         long mult = 1;
@@ -46,6 +48,9 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
     }
 
     static String format(long bytes) {
+        if (bytes >= 1L << 50) {
+            return String.format(Locale.ROOT, "%.2f PiB", bytes / (double) (1L << 50));
+        }
         if (bytes >= 1L << 40) {
             return String.format(Locale.ROOT, "%.2f TiB", bytes / (double) (1L << 40));
         }

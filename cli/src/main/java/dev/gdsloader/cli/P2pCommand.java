@@ -54,7 +54,10 @@ final class P2pCommand implements Callable<Integer> {
         CudaAvailability cuda = Cuda.availability();
         int destination = sameDevice ? src : dst;
         if (!cuda.available()) {
-            throw new IllegalArgumentException("needs two GPUs (or one with --same-device): CUDA is not available: " + cuda.reason());
+            throw new IllegalArgumentException((sameDevice
+                    ? "--same-device needs a GPU, found none: it copies within GPU " + src + "'s memory"
+                    : "needs two GPUs, found none: it copies from GPU " + src + "'s memory to GPU " + dst + "'s (--same-device: "
+                            + "within one GPU)") + "; CUDA is not available: " + cuda.reason());
         }
         int n = cuda.deviceCount();
         if (!sameDevice && src == dst) {

@@ -132,6 +132,30 @@ final class ServeBench {
             return new Row(id, what, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, ratioTo, acceptance, reason);
         }
 
+        /**
+         * @return the least ratio {@link #acceptance} asks for (the number after {@code >= }), NaN without one
+         * @throws IllegalStateException if the acceptance is not {@code >= NUMBER}
+         */
+        double bound() {
+            if (acceptance == null) {
+                return Double.NaN;
+            }
+            if (!acceptance.startsWith(">= ")) {
+                throw new IllegalStateException("row " + id + ": acceptance '" + acceptance + "' is not '>= NUMBER'");
+            }
+            return Double.parseDouble(acceptance.substring(3));
+        }
+
+        /** @return whether the row was measured, has an acceptance and a ratio, and the ratio is below it */
+        boolean belowAcceptance() {
+            return skipped == null && Double.isFinite(ratio) && ratio < bound();
+        }
+
+        /** @return whether the row has an acceptance and a measured ratio to judge by it */
+        boolean judged() {
+            return skipped == null && Double.isFinite(ratio) && acceptance != null;
+        }
+
         Row against(Row base) {
             double r = base == null ? Double.NaN : gbps / base.gbps;
             return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, r, ratioTo, acceptance, skipped, trace);
@@ -508,8 +532,10 @@ final class ServeBench {
     }
 
     /**
-     * The report as JSON: {@code {"command", "dataset", "options", "epochs", "rows": [{id, what, bytes, records,
-     * seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped}]}}; NaN numbers are null.
+     * The report as JSON: {@code {"command", "dataset", "options", "epochs", "belowAcceptance", "belowAcceptanceRows",
+     * "rows": [{id, what, bytes, records, seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped}]}}; NaN
+     * numbers are null; {@code belowAcceptance} counts the measured rows whose ratio is below their acceptance, and
+     * {@code belowAcceptanceRows} lists their ids.
      *
      * @param rows the rows
      * @param c the configuration they were measured with
@@ -523,6 +549,9 @@ final class ServeBench {
         o.set("options", JSON.valueToTree(parse(c.options().toJson())));
         o.put("epochs", c.epochs());
         o.put("ipcEpochs", c.ipcEpochs());
+        o.put("belowAcceptance", rows.stream().filter(Row::belowAcceptance).count());
+        ArrayNode below = o.putArray("belowAcceptanceRows");
+        rows.stream().filter(Row::belowAcceptance).forEach(r -> below.add(r.id()));
         ArrayNode a = o.putArray("rows");
         for (Row r : rows) {
             ObjectNode j = a.addObject();
@@ -543,6 +572,30 @@ final class ServeBench {
             }
         }
         return o;
+    }
+
+    /**
+     * The line that ends a run's output: how many of the rows judged by an acceptance (measured, with a ratio) are below
+     * it, and which, e.g. {@code serve-bench: 2 of 4 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9)};
+     * rows with an acceptance that were skipped or have no ratio are named as not judged.
+     *
+     * @param rows the rows
+     * @return the line, without a line break
+     */
+    static String acceptanceLine(List<Row> rows) {
+        List<Row> judged = rows.stream().filter(Row::judged).toList();
+        List<Row> below = judged.stream().filter(Row::belowAcceptance).toList();
+        StringBuilder b = new StringBuilder("serve-bench: " + below.size() + " of " + judged.size() + " rows below acceptance");
+        for (int i = 0; i < below.size(); i++) {
+            Row r = below.get(i);
+            b.append(i == 0 ? ": " : ", ").append(r.id()).append(String.format(Locale.ROOT, " (%.2f < %s)", r.ratio(),
+                    r.acceptance().substring(3)));
+        }
+        List<String> notJudged = rows.stream().filter(r -> r.acceptance() != null && !r.judged()).map(Row::id).toList();
+        if (!notJudged.isEmpty()) {
+            b.append("; not judged (skipped or no ratio): ").append(String.join(", ", notJudged));
+        }
+        return b.toString();
     }
 
     private static JsonNode parse(String json) {

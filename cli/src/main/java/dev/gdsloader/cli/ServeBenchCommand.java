@@ -23,7 +23,8 @@ import picocli.CommandLine.Parameters;
                 + "same bytes; (host-1) one Java client, HOST delivery, every batch touched; (host-N) N clients at once, "
                 + "rank r of N each; (ipc) CUDA IPC delivery to a child JVM against the same loader in this process "
                 + "(skipped without a GPU, saying why); (python) the Python client with --python. GB/s = 1e9 B/s of "
-                + "dataset columns; each row after one warm-up epoch.")
+                + "dataset columns; each row after one warm-up epoch. The output ends with one line counting the rows "
+                + "below their acceptance and naming them (before the --json line); a completed run exits 0 either way.")
 final class ServeBenchCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DATA_DIR", description = "dataset directory (e.g. from gdsloader generate); "
             + "served under its parent by its directory name")
@@ -153,6 +154,7 @@ final class ServeBenchCommand implements Callable<Integer> {
             Files.writeString(f, report + "\n");
             System.out.println("wrote " + f);
         }
+        System.out.println(ServeBench.acceptanceLine(rows)); // a benchmark that completed exits 0 either way
         if (json) {
             System.out.println(report);
         }

@@ -1,5 +1,6 @@
 package dev.gdsloader.cli;
 
+import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.service.Cluster;
 import dev.gdsloader.service.BearerAuth;
 import dev.gdsloader.service.PrefetchServer;
@@ -60,7 +61,7 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-sessions", paramLabel = "N", description = "streams (sessions) at once on the server; more are refused RESOURCE_EXHAUSTED (default: 64)")
     Integer maxSessions;
 
-    @Option(names = "--max-sessions-per-client", paramLabel = "N", description = "streams at once from one client address (default: 16)")
+    @Option(names = "--max-sessions-per-client", paramLabel = "N", description = "streams at once from one client address, at most --max-sessions (default: 16)")
     Integer maxSessionsPerClient;
 
     @Option(names = "--max-calls-per-connection", paramLabel = "N", description = "calls (requests) in progress on one connection (default: 32)")
@@ -88,7 +89,8 @@ final class ServeCommand implements Callable<Integer> {
     long registrationLingerSeconds;
 
     @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class,
-            description = "native memory for all sessions' loaders together, host and device each, e.g. 16GiB (default: 4GiB)")
+            description = "native memory for all sessions' loaders together, host and device each, e.g. 16GiB; at most the "
+                    + "machine's physical memory (default: 4GiB)")
     Long memoryBudget;
 
     /** @return the limits asked for on the command line over {@link ServerLimits#defaults()} */
@@ -107,6 +109,16 @@ final class ServeCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--max-message: at most " + Integer.MAX_VALUE + " bytes, got " + maxMessage);
             }
             l = limit(l, "--max-message", maxMessage.intValue(), ServerLimits::withMaxMessageBytes);
+        }
+        if (maxSessionsPerClient != null && maxSessionsPerClient > l.sessions()) {
+            throw new IllegalArgumentException("--max-sessions-per-client " + maxSessionsPerClient + " is more than --max-sessions "
+                    + l.sessions() + (maxSessions == null ? " (its default)" : "") + ": one client cannot have more streams than the server");
+        }
+        long physical = NativeAllocator.hostMemoryBytes();
+        if (memoryBudget != null && memoryBudget > physical) {
+            throw new IllegalArgumentException("--memory-budget " + ByteSize.format(memoryBudget) + " (" + memoryBudget + " B) is more than "
+                    + "this machine's physical memory, " + ByteSize.format(physical) + " (" + physical + " B): the budget bounds the "
+                    + "sessions' host memory too (host and device each)");
         }
         return limit(l, "--memory-budget", memoryBudget, ServerLimits::withMemoryBudget);
     }

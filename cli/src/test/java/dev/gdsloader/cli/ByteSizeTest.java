@@ -24,6 +24,9 @@ class ByteSizeTest {
         assertEquals(8L << 20, size.convert("8MiB"));
         assertEquals(1L << 30, size.convert("1GiB"));
         assertEquals(2L << 40, size.convert("2TiB"));
+        assertEquals(3L << 50, size.convert("3PiB"));
+        assertEquals(1L << 50, size.convert("1P"), "a bare P is binary, as K, M, G and T are");
+        assertEquals(4L << 50, size.convert("4pib"), "case-insensitive");
         assertEquals(1L << 30, size.convert("1gib"), "case-insensitive");
         assertEquals(1L << 20, size.convert("1M"), "a bare unit letter is binary");
         assertEquals(8L << 20, size.convert(" 8 MiB "), "spaces around and before the unit");
@@ -34,6 +37,7 @@ class ByteSizeTest {
         assertEquals(1_000_000_000L, size.convert("1GB"));
         assertEquals(64_000L, size.convert("64kB"));
         assertEquals(3_000_000L, size.convert("3MB"));
+        assertEquals(2_000_000_000_000_000L, size.convert("2PB"));
     }
 
     @Test
@@ -52,6 +56,10 @@ class ByteSizeTest {
                 () -> size.convert("9999999TiB"));
         assertTrue(e.getMessage().contains("too large"), e.getMessage());
         assertEquals(8L << 40, size.convert("8TiB"));
+        assertEquals(8191L << 50, size.convert("8191PiB"), "the largest whole PiB a long holds");
+        CommandLine.TypeConversionException p = assertThrows(CommandLine.TypeConversionException.class,
+                () -> size.convert("8192PiB"));
+        assertTrue(p.getMessage().contains("'8192PiB' is too large"), p.getMessage());
     }
 
     @Test
@@ -64,6 +72,7 @@ class ByteSizeTest {
     @Test
     void formatUsesTheLargestBinaryUnit() {
         assertEquals("1.00 GiB", ByteSize.format(1L << 30));
+        assertEquals("3.00 PiB", ByteSize.format(3L << 50));
         assertEquals("8.0 MiB", ByteSize.format(8L << 20));
         assertEquals("4096 bytes", ByteSize.format(4096));
     }

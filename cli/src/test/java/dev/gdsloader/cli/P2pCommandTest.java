@@ -22,10 +22,13 @@ class P2pCommandTest {
         CommandRun r = CommandRun.execute(new P2pCommand(), "--out", dir.resolve("o").toString());
         assertEquals(2, r.exitCode(), r.toString());
         assertEquals(1, r.err().lines().count(), r.toString());
-        assertTrue(r.err().startsWith("gdsloader p2p: needs two GPUs (or one with --same-device): CUDA is not available: "),
-                r.toString());
-        CommandRun same = CommandRun.execute(new P2pCommand(), "--same-device", "--out", dir.resolve("o").toString());
+        assertTrue(r.err().startsWith("gdsloader p2p: needs two GPUs, found none: it copies from GPU 0's memory to GPU 1's "
+                + "(--same-device: within one GPU); CUDA is not available: "), r.toString());
+        CommandRun same = CommandRun.execute(new P2pCommand(), "--same-device", "--src", "0", "--out", dir.resolve("o").toString());
         assertEquals(2, same.exitCode(), same.toString());
+        assertEquals(1, same.err().lines().count(), same.toString());
+        assertTrue(same.err().startsWith("gdsloader p2p: --same-device needs a GPU, found none: it copies within GPU 0's memory; "
+                + "CUDA is not available: "), same.toString());
     }
 
     @Test

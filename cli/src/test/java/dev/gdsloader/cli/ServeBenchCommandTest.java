@@ -73,6 +73,36 @@ class ServeBenchCommandTest {
                 rows.get("python").toString());
         assertEquals(">= 0.5", one.path("acceptance").asText());
         assertEquals(">= 2", four.path("acceptance").asText());
+        // the acceptance line, last before the --json line, agrees with the JSON's count
+        List<String> printed = run.out().strip().lines().toList();
+        long below = java.util.stream.Stream.of("host-1", "host-4").filter(id -> rows.get(id).path("ratio").asDouble()
+                < Double.parseDouble(rows.get(id).path("acceptance").asText().substring(3))).count();
+        assertEquals(below, report.path("belowAcceptance").asLong(), report.toString());
+        assertEquals(below, report.path("belowAcceptanceRows").size(), report.toString());
+        assertTrue(printed.get(printed.size() - 2).startsWith("serve-bench: " + below + " of 2 rows below acceptance"), run.toString());
+    }
+
+    /** The closing line counts and names the rows below their acceptance; skipped rows are named as not judged. */
+    @Test
+    void theLastLineCountsAndNamesTheRowsBelowTheirAcceptance() {
+        ServeBench.Row loop = new ServeBench.Row("loopback", "tcp", 100, 0, 1, 1e-7, Double.NaN, Double.NaN, null, null, null);
+        ServeBench.Row host1 = new ServeBench.Row("host-1", "one", 100, 10, 1, 0.37e-7, 10, Double.NaN, "loopback", ">= 0.5", null)
+                .against(loop);
+        ServeBench.Row host4 = new ServeBench.Row("host-4", "four", 100, 10, 1, 1e-7, 10, Double.NaN, "host-1", ">= 2", null)
+                .against(host1);
+        ServeBench.Row in = new ServeBench.Row("ipc-in-process", "in", 100, 10, 1, 1e-7, 10, Double.NaN, null, null, null);
+        ServeBench.Row ipc = new ServeBench.Row("ipc", "child", 100, 10, 1, 0.62e-7, 10, Double.NaN, "ipc-in-process", ">= 0.9", null)
+                .against(in);
+        ServeBench.Row py = ServeBench.Row.skipped("python", "py", "host-1", ">= 0.8", "not asked");
+        List<ServeBench.Row> rows = List.of(loop, host1, host4, in, ipc, py);
+        assertEquals("serve-bench: 2 of 3 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9); not judged (skipped or "
+                + "no ratio): python", ServeBench.acceptanceLine(rows));
+        ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
+                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false);
+        JsonNode j = ServeBench.json(rows, c, "gdsloader serve-bench");
+        assertEquals(2, j.path("belowAcceptance").asInt(), j.toString());
+        assertEquals("[\"host-1\",\"ipc\"]", j.path("belowAcceptanceRows").toString());
+        assertEquals("serve-bench: 0 of 2 rows below acceptance", ServeBench.acceptanceLine(List.of(loop, host4, in, ipc.against(ipc))));
     }
 
     /**

@@ -170,4 +170,35 @@ class ServeCommandTest {
         assertEquals(2, r.exitCode(), r.toString());
         assertEquals("gdsloader serve: --max-sessions 0: limit sessions must be > 0, got 0", r.err().strip(), r.toString());
     }
+
+    @Test
+    void moreSessionsPerClientThanOnTheServerIsRefusedNamingBoth(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
+        CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20), () -> CommandRun.execute(
+                new ServeCommand(), root.toString(), "--max-sessions", "4", "--max-sessions-per-client", "8"));
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals("gdsloader serve: --max-sessions-per-client 8 is more than --max-sessions 4: one client cannot have more "
+                + "streams than the server", r.err().strip(), r.toString());
+        CommandRun d = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20), () -> CommandRun.execute(
+                new ServeCommand(), root.toString(), "--max-sessions-per-client", "65"));
+        assertEquals(2, d.exitCode(), d.toString());
+        assertTrue(d.err().contains("--max-sessions-per-client 65 is more than --max-sessions 64 (its default)"), d.toString());
+        ServeCommand equal = new ServeCommand();
+        new picocli.CommandLine(equal).parseArgs(root.toString(), "--max-sessions", "4", "--max-sessions-per-client", "4");
+        assertEquals(4, equal.limits().sessionsPerClient());
+    }
+
+    @Test
+    void aMemoryBudgetOverThePhysicalMemoryIsRefusedNamingBothSizes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
+        long physical = dev.gdsloader.memory.NativeAllocator.hostMemoryBytes();
+        CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20), () -> CommandRun.execute(
+                new ServeCommand(), root.toString(), "--memory-budget", "8000PiB"));
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals("gdsloader serve: --memory-budget " + ByteSize.format(8000L << 50) + " (" + (8000L << 50) + " B) is more than this "
+                + "machine's physical memory, " + ByteSize.format(physical) + " (" + physical + " B): the budget bounds the sessions' "
+                + "host memory too (host and device each)", r.err().strip(), r.toString());
+        assertTrue(r.out().isEmpty(), "nothing served: " + r);
+        ServeCommand all = new ServeCommand();
+        new picocli.CommandLine(all).parseArgs(root.toString(), "--memory-budget", Long.toString(physical));
+        assertEquals(physical, all.limits().memoryBudget(), "all of the physical memory is allowed");
+    }
 }

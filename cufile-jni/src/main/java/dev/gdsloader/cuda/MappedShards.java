@@ -92,8 +92,15 @@ public final class MappedShards {
 
     private final Registrar registrar;
     private final Map<Key, Entry> entries = new HashMap<>();
-    /** How long a registration no lease holds stays; guarded by {@link #entries}. */
+    /**
+     * How long a registration no lease holds stays: the longest of {@link #baseLingerNanos} and the live
+     * {@link #requests}; guarded by {@link #entries}.
+     */
     private long lingerNanos;
+    /** The linger set by {@link #linger(Duration)}; guarded by {@link #entries}. */
+    private long baseLingerNanos;
+    /** The live {@link LingerRequest}s (one per holder, e.g. a server); guarded by {@link #entries}. */
+    private final List<LingerRequest> requests = new ArrayList<>();
     /** Closes lingering registrations when their time is up; created on first use; guarded by {@link #entries}. */
     private ScheduledExecutorService reaper;
 
@@ -176,31 +183,97 @@ public final class MappedShards {
     }
 
     /**
-     * Sets how long a registration stays after its last lease closed (process-wide for {@link #process()}): a lease
-     * acquired within that time reuses it, with no mapping or registration. Registrations that linger belong to no
-     * allocator (they are page cache, registered); {@link #size()} and {@link #registeredBytes()} count them.
-     * {@link Duration#ZERO} (the default) undoes each registration with its last lease, and undoes lingering ones now.
+     * Sets the registry's own base linger: how long a registration stays after its last lease closed (process-wide
+     * for {@link #process()}), unless a live {@link #requestLinger} asks for longer. A lease acquired within that time
+     * reuses it, with no mapping or registration. Registrations that linger belong to no allocator (they are page
+     * cache, registered); {@link #size()} and {@link #registeredBytes()} count them. {@link Duration#ZERO} (the
+     * default) undoes each registration with its last lease, and, when no request asks for a linger, undoes
+     * lingering ones now.
      *
      * @param linger how long, zero or more
-     * @return the linger it replaces
+     * @return the base linger it replaces
      * @throws IllegalArgumentException if negative
      */
     public Duration linger(Duration linger) {
-        if (linger.isNegative()) {
-            throw new IllegalArgumentException("registration linger must be >= 0, got " + linger);
-        }
+        checkLinger(linger);
         Duration was;
         synchronized (entries) {
-            was = Duration.ofNanos(lingerNanos);
-            lingerNanos = linger.toNanos();
+            was = Duration.ofNanos(baseLingerNanos);
+            baseLingerNanos = linger.toNanos();
         }
-        if (linger.isZero()) {
-            closeIdle();
-        }
+        updateLinger();
         return was;
     }
 
-    /** @return how long a registration stays after its last lease ({@link #linger(Duration)}) */
+    /**
+     * Asks for registrations to linger at least {@code linger} until the returned request is closed: holders that
+     * share the registry (two servers in one process) each ask for their own, and the registry keeps the longest of
+     * the live requests and its base ({@link #linger(Duration)}). Closing a request takes back only its own ask; when
+     * no linger is left, lingering registrations are undone then. An expiry already scheduled under a longer linger
+     * keeps its time.
+     *
+     * @param linger how long, zero or more (zero asks for nothing beyond the others)
+     * @return the request, owned by the caller, who closes it (once; more closes do nothing)
+     * @throws IllegalArgumentException if negative
+     */
+    public LingerRequest requestLinger(Duration linger) {
+        checkLinger(linger);
+        LingerRequest r = new LingerRequest(linger.toNanos());
+        synchronized (entries) {
+            requests.add(r);
+        }
+        updateLinger();
+        return r;
+    }
+
+    private static void checkLinger(Duration linger) {
+        if (linger.isNegative()) {
+            throw new IllegalArgumentException("registration linger must be >= 0, got " + linger);
+        }
+    }
+
+    /** Makes {@link #lingerNanos} the longest asked for; undoes lingering registrations if that is zero. */
+    private void updateLinger() {
+        long longest;
+        synchronized (entries) {
+            longest = baseLingerNanos;
+            for (LingerRequest r : requests) {
+                longest = Math.max(longest, r.nanos);
+            }
+            lingerNanos = longest;
+        }
+        if (longest == 0) {
+            closeIdle();
+        }
+    }
+
+    /** One holder's ask for a linger ({@link #requestLinger}); thread-safe; closed by its holder. */
+    public final class LingerRequest implements AutoCloseable {
+        private final long nanos;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        private LingerRequest(long nanos) {
+            this.nanos = nanos;
+        }
+
+        /** @return the linger this request asks for */
+        public Duration linger() {
+            return Duration.ofNanos(nanos);
+        }
+
+        /** Takes back this request's ask (the registry's linger becomes the longest of the others); idempotent. */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                synchronized (entries) {
+                    requests.remove(this);
+                }
+                updateLinger();
+            }
+        }
+    }
+
+    /** @return how long a registration stays after its last lease: the longest of the base and the live requests */
     public Duration linger() {
         synchronized (entries) {
             return Duration.ofNanos(lingerNanos);

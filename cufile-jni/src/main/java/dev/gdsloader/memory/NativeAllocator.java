@@ -87,13 +87,14 @@ public final class NativeAllocator implements AutoCloseable {
 
     /**
      * Reads a budget from a system property: a byte count, or a number with a binary unit ({@code KiB}, {@code MiB},
-     * {@code GiB}, {@code TiB}; {@code K}, {@code M}, {@code G}, {@code T} the same), as the CLI's byte options take.
+     * {@code GiB}, {@code TiB}, {@code PiB}; {@code K}, {@code M}, {@code G}, {@code T}, {@code P} the same), as the
+     * CLI's byte options take; a value beyond a {@code long} is refused naming the property.
      */
     static long limitFrom(String property, String value, long otherwise) {
         if (value == null || value.isBlank()) {
             return otherwise;
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([KMGT]?)(i?B)?", java.util.regex.Pattern.CASE_INSENSITIVE)
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([KMGTP]?)(i?B)?", java.util.regex.Pattern.CASE_INSENSITIVE)
                 .matcher(value.trim());
         if (m.matches()) {
             int shift = switch (m.group(2).toUpperCase(java.util.Locale.ROOT)) {
@@ -101,6 +102,7 @@ public final class NativeAllocator implements AutoCloseable {
                 case "M" -> 20;
                 case "G" -> 30;
                 case "T" -> 40;
+                case "P" -> 50;
                 default -> 0;
             };
             try {

@@ -170,4 +170,29 @@ class MappedShardsTest {
         assertEquals(0, reg.size());
         assertThrows(IllegalArgumentException.class, () -> reg.linger(java.time.Duration.ofSeconds(-1)));
     }
+
+    /** Two holders (servers) each ask for a linger: the longest live one holds; closing one takes back only its own. */
+    @Test
+    void eachHolderAsksForItsOwnLingerAndTheLongestLiveOneHolds() throws IOException {
+        AtomicInteger registrations = new AtomicInteger();
+        AtomicInteger undone = new AtomicInteger();
+        MappedShards reg = counting(registrations, undone);
+        MappedShards.LingerRequest a = reg.requestLinger(java.time.Duration.ofHours(1));
+        MappedShards.LingerRequest b = reg.requestLinger(java.time.Duration.ofMinutes(1));
+        assertEquals(java.time.Duration.ofHours(1), reg.linger());
+        a.close();
+        assertEquals(java.time.Duration.ofMinutes(1), reg.linger(), "the other holder's linger stays");
+        reg.acquire(file("m.npy", 4096)).close();
+        assertEquals(0, undone.get(), "lingers under the remaining holder's request");
+        a.close();
+        assertEquals(java.time.Duration.ofMinutes(1), reg.linger(), "a second close takes back nothing more");
+        MappedShards.LingerRequest none = reg.requestLinger(java.time.Duration.ZERO);
+        assertEquals(java.time.Duration.ofMinutes(1), reg.linger(), "a request of zero does not shorten another's");
+        b.close();
+        assertEquals(java.time.Duration.ZERO, reg.linger());
+        assertEquals(1, undone.get(), "no linger left: the lingering registration is undone at once");
+        none.close();
+        assertEquals(0, reg.size());
+        assertThrows(IllegalArgumentException.class, () -> reg.requestLinger(java.time.Duration.ofSeconds(-1)));
+    }
 }

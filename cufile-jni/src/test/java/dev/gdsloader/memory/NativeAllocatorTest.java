@@ -166,7 +166,9 @@ class NativeAllocatorTest {
         assertEquals(1048576L, NativeAllocator.limitFrom("p", "1MiB", 7));
         assertEquals(64L << 30, NativeAllocator.limitFrom("p", "64 GiB", 7));
         assertEquals(4096L, NativeAllocator.limitFrom("p", "4kib", 7));
-        for (String bad : new String[] {"abc", "-1", "1.5G", "1PiB", "99999999999T"}) {
+        assertEquals(2L << 50, NativeAllocator.limitFrom("p", "2PiB", 7), "PiB as the CLI's byte options take it");
+        assertEquals(8191L << 50, NativeAllocator.limitFrom("p", "8191P", 7));
+        for (String bad : new String[] {"abc", "-1", "1.5G", "1EiB", "8192PiB", "99999999999T"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeAllocator.limitFrom("p", bad, 7));
             assertEquals("p must be a byte count >= 0 (e.g. 68719476736 or 64GiB), got '" + bad + "'", e.getMessage());
         }

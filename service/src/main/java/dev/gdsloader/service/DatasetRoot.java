@@ -31,11 +31,13 @@ import java.util.stream.Stream;
  * this guards: clients name datasets, they do not write them.
  *
  * <p>{@link #forClients} makes a message safe to send to a client: the root's absolute path becomes relative names,
- * and a format error's quoted file bytes are dropped.
+ * and a format error's quoted file bytes are dropped (a number it found, such as a truncated shard's size, is kept).
  *
  * <p>Immutable and thread-safe.
  */
 public final class DatasetRoot {
+    /** What a format error found that a client may be told: a number (a size or count), maybe {@code bytes}, maybe a note. */
+    private static final Pattern SIZE_FOUND = Pattern.compile("\\d+( bytes)?( \\([a-z0-9 -]+\\))?");
     /** Refused as roots unless {@code allowSystemRoot}, themselves only: they hold users' and services' own trees. */
     private static final Set<String> SYSTEM_DIRECTORIES = Set.of("/", "/var", "/home");
     /** Refused as roots unless {@code allowSystemRoot}, with every directory under them: the system's own files. */
@@ -259,7 +261,9 @@ public final class DatasetRoot {
 
     /**
      * Makes a message safe to send to a client: its first line only, the root's absolute path (as given and real)
-     * replaced by names relative to it, and a format error's quoted file content ({@code , found ...}) dropped.
+     * replaced by names relative to it, and a format error's quoted file content ({@code , found ...}) dropped unless
+     * it is a number (a size or count found, e.g. a truncated shard's file size), optionally with {@code bytes} and a
+     * parenthesized note of words.
      *
      * @param message a message that may name files under the root
      * @return the message for the client
@@ -277,7 +281,7 @@ public final class DatasetRoot {
             }
         }
         int found = m.indexOf(", found ");
-        if (found >= 0) {
+        if (found >= 0 && !SIZE_FOUND.matcher(m.substring(found + ", found ".length())).matches()) {
             m = m.substring(0, found) + " (the file holds something else)";
         }
         return m;

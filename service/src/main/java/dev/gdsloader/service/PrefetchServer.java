@@ -83,8 +83,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final boolean tls;
     private final ServerLimits limits;
     private final ConnectionGuard guard;
-    /** The process registry's linger before this server set its own; restored by {@link #close()}. */
-    private final Duration previousLinger;
+    /** This server's ask for the process registry's linger (the longest live ask holds); taken back by {@link #close()}. */
+    private final MappedShards.LingerRequest linger;
     private volatile boolean closing;
 
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
@@ -108,11 +108,12 @@ public final class PrefetchServer implements AutoCloseable {
                     + "with a bearer token");
         }
         this.limits = b.limits;
-        this.allocator = b.allocator.newChild("prefetch server of " + b.root + " (memory budget " + limits.memoryBudget() + " B)",
+        ClientGoneLog.install(); // a client killed mid-stream: one INFO line, not gRPC's WARNING with a stack trace
+        this.allocator = b.allocator.newChild("prefetch server of " + root.realPath() + " (memory budget " + limits.memoryBudget() + " B)",
                 limits.memoryBudget(), limits.memoryBudget());
         this.guard = new ConnectionGuard(limits);
         this.ownsArrow = b.arrow == null;
-        this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + b.root, 0, Long.MAX_VALUE);
+        this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + root.realPath(), 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
                 b.cluster, b.token);
@@ -156,7 +157,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.flight = s;
         this.address = new InetSocketAddress(bind, s.getPort());
         // MAPPED sessions over the same shards (each epoch is a session) reuse the registrations of the one before
-        this.previousLinger = MappedShards.process().linger(b.registrationLinger);
+        this.linger = MappedShards.process().requestLinger(b.registrationLinger);
     }
 
     private static void shutdown(EventLoopGroup... groups) {
@@ -338,7 +339,7 @@ public final class PrefetchServer implements AutoCloseable {
             boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
-            MappedShards.process().linger(previousLinger); // a linger of zero undoes the lingering registrations now
+            linger.close(); // no linger left undoes the lingering registrations now; another server's stays
             if (allFreed && sessions.isEmpty()) {
                 try {
                     arrow.close();
@@ -485,7 +486,8 @@ public final class PrefetchServer implements AutoCloseable {
 
         /**
          * How long the MAPPED path's shard registrations stay after the session that made them ended
-         * ({@link MappedShards#linger(Duration)}, process-wide while this server runs, restored by {@link #close()}):
+         * ({@link MappedShards#requestLinger(Duration)}: the process's registry keeps the longest linger of the servers
+         * running in it; {@link #close()} takes back this server's only):
          * each epoch of a client is a new session whose loader would otherwise map and register (read) every shard
          * again. Lingering registrations are page cache registered with CUDA, in no session's budget.
          *

@@ -136,6 +136,28 @@ class PrefetchServiceTest extends ServiceTestBase {
         assertThrows(IllegalArgumentException.class, () -> PrefetchServer.builder(root).registrationLinger(java.time.Duration.ofSeconds(-1)));
     }
 
+    /** Two servers in one process: the registry keeps the longer linger; closing one leaves the other's. */
+    @Test
+    void closingOneOfTwoServersLeavesTheOthersRegistrationLinger() throws Exception {
+        dev.gdsloader.cuda.MappedShards reg = dev.gdsloader.cuda.MappedShards.process();
+        server.close();
+        PrefetchServer longer = PrefetchServer.builder(root).port(0).registrationLinger(java.time.Duration.ofSeconds(90)).start();
+        try {
+            try (PrefetchServer shorter = PrefetchServer.builder(root).port(0).registrationLinger(java.time.Duration.ofSeconds(5)).start()) {
+                assertEquals(java.time.Duration.ofSeconds(90), reg.linger(), "the longer of the lingers of the servers on ports "
+                        + longer.port() + " and " + shorter.port());
+            }
+            assertEquals(java.time.Duration.ofSeconds(90), reg.linger(), "the shorter server's close leaves the other's linger");
+            PrefetchServer shorter = PrefetchServer.builder(root).port(0).registrationLinger(java.time.Duration.ofSeconds(5)).start();
+            longer.close();
+            assertEquals(java.time.Duration.ofSeconds(5), reg.linger(), "the longer server's close leaves the shorter one's linger");
+            shorter.close();
+        } finally {
+            longer.close(); // closing twice does nothing
+        }
+        assertEquals(java.time.Duration.ZERO, reg.linger(), "no server left, no linger");
+    }
+
     /** Every sampler (and ranks, padding, drop_last): the same batches, records and bytes as a loader in this process. */
     @Test
     void everySamplerMatchesAnInProcessLoaderByteForByte() throws Exception {

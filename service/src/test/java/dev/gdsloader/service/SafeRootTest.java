@@ -152,6 +152,25 @@ class SafeRootTest extends ServiceTestBase {
         assertTrue(m.contains("dataset 'bad' is not a readable dataset: bad/x-00000.npy: at byte offset 0: expected"), m);
     }
 
+    /** A truncated shard: the client is told the size expected and the size found, named relative to the root. */
+    @Test
+    void aTruncatedShardTellsTheClientTheSizeFound() throws Exception {
+        Path cut = Files.createDirectories(root.resolve("cut"));
+        Path x = cut.resolve("x-00000.npy");
+        dev.gdsloader.formats.npy.NpyWriter.write(x, DType.UINT8, new long[] {10, 100}, new byte[1000]);
+        long whole = Files.size(x);
+        try (var ch = java.nio.channels.FileChannel.open(x, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(whole - 300);
+        }
+        String m = refused("cut");
+        assertTrue(m.contains("cut/x-00000.npy: at byte offset " + (whole - 300) + ": expected " + whole + " bytes (header "
+                + (whole - 1000) + " + 10 x 100 x 1), found " + (whole - 300)) && !m.contains("holds something else"), m);
+        DatasetRoot r = DatasetRoot.of(root, false);
+        assertEquals("x, found 42 (the gzip stream is truncated)", r.forClients("x, found 42 (the gzip stream is truncated)"));
+        assertEquals("x (the file holds something else)", r.forClients("x, found 'SECRET 42'"));
+        assertEquals("x (the file holds something else)", r.forClients("x, found 42 SECRET"));
+    }
+
     @Test
     void linksInsideTheRootAreServed() throws Exception {
         Files.createSymbolicLink(root.resolve("alias"), root.resolve("train"));
@@ -165,6 +184,23 @@ class SafeRootTest extends ServiceTestBase {
             assertEquals(RECORDS, n);
         }
         awaitSessions(0);
+    }
+
+    /** A root given as {@code .}, or relative through a link and {@code ..}, names the server's allocators by its real path. */
+    @Test
+    void theServersAllocatorsAreNamedByTheRootsRealPath() throws Exception {
+        Path real = root.toRealPath();
+        Files.createSymbolicLink(outside.resolve("via-link"), real);
+        Path cwd = Path.of("").toAbsolutePath();
+        for (Path given : new Path[] {cwd.relativize(outside.resolve("via-link").resolve("train").resolve("..")), Path.of(".")}) {
+            Path expected = given.toRealPath();
+            try (var parent = new org.apache.arrow.memory.RootAllocator();
+                 PrefetchServer s = PrefetchServer.builder(given).arrowAllocator(parent).start()) {
+                assertEquals("prefetch server of " + expected + " (memory budget " + ServerLimits.defaults().memoryBudget() + " B)",
+                        s.allocator().name(), given.toString());
+                assertEquals("prefetch server of " + expected, s.arrowAllocator().getName(), given.toString());
+            }
+        }
     }
 
     @Test
