@@ -98,7 +98,7 @@ class ServeBenchCommandTest {
         assertEquals("serve-bench: 2 of 3 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9); not judged (skipped or "
                 + "no ratio): python", ServeBench.acceptanceLine(rows));
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false);
+                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false, 1);
         JsonNode j = ServeBench.json(rows, c, "gdsloader serve-bench");
         assertEquals(2, j.path("belowAcceptance").asInt(), j.toString());
         assertEquals("[\"host-1\",\"ipc\"]", j.path("belowAcceptanceRows").toString());
