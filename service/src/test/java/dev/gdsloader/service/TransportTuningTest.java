@@ -63,6 +63,12 @@ class TransportTuningTest extends ServiceTestBase {
         NpyWriter.write(root.resolve("big").resolve("x-00000.npy"), DType.UINT8, new long[] {BIG_RECORDS, RECORD_BYTES}, x);
     }
 
+    /** @return a client of dataset {@code big} in batches of 8 through {@code port} */
+    private static PrefetchClient bigClient(int port) {
+        return PrefetchClient.builder("127.0.0.1", port).dataset("big").batchSize(8).path(ReadPath.HOST)
+                .timeout(Duration.ofSeconds(30)).open();
+    }
+
     /**
      * The client asks for 1 MiB frames and the server sends DATA frames larger than HTTP/2's 16 KiB default (at most
      * 1 MiB); every byte of the epoch arrives as written. Without the client's SETTINGS the largest DATA frame is
@@ -71,9 +77,7 @@ class TransportTuningTest extends ServiceTestBase {
     @Test
     void theClientAsksForLargeFramesTheServerSendsThemAndEveryByteArrives() throws Exception {
         big();
-        try (FrameProxy proxy = new FrameProxy(server.port());
-                PrefetchClient c = PrefetchClient.builder("127.0.0.1", proxy.port()).dataset("big").batchSize(8)
-                        .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open()) {
+        try (FrameProxy proxy = new FrameProxy(server.port()); PrefetchClient c = bigClient(proxy.port())) {
             int records = 0;
             for (RemoteBatch b : c) {
                 try (b) {
@@ -110,9 +114,7 @@ class TransportTuningTest extends ServiceTestBase {
     void aHostStreamCarriesNoValidityBitmaps() throws Exception {
         big();
         long columnBytes = (long) BIG_RECORDS * RECORD_BYTES;
-        try (FrameProxy proxy = new FrameProxy(server.port());
-                PrefetchClient c = PrefetchClient.builder("127.0.0.1", proxy.port()).dataset("big").batchSize(8)
-                        .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).open()) {
+        try (FrameProxy proxy = new FrameProxy(server.port()); PrefetchClient c = bigClient(proxy.port())) {
             long received = 0;
             for (RemoteBatch b : c) {
                 try (b) {
