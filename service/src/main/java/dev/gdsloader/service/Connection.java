@@ -4,6 +4,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import io.netty.channel.ChannelFactory;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -17,12 +19,14 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * A client's connection to one server: a gRPC channel built by Flight's own {@link NettyClientBuilder} (TLS as Flight
- * sets it up), with this client's HTTP/2 flow-control window and, where set, an interceptor adding the bearer token
- * to every call, and the {@link FlightClient} over it. {@code DoGet} streams go through {@link DoGetReader} on
+ * sets it up), with this client's HTTP/2 flow-control window, the transport of {@link ClientTransport} (its event
+ * loops, composing receive buffers and 1 MiB DATA frames) and, where set, an interceptor adding the bearer token to
+ * every call, and the {@link FlightClient} over it. {@code DoGet} streams go through {@link DoGetReader} on
  * {@link #channel()}, every other call through {@link #flight()}.
  *
- * <p>Ownership: owns the Flight client, which owns the channel (closing it shuts the channel down). gRPC's event loop
- * and executor are its shared daemon ones. Thread-safe as gRPC's channel is.
+ * <p>Ownership: owns the Flight client, which owns the channel (closing it shuts the channel down). The event loops
+ * are {@link ClientTransport#GROUP}, gRPC's executor its shared one (daemon threads both). Thread-safe as gRPC's
+ * channel is.
  *
  * @param flight the Flight client over {@link #channel}
  * @param channel the gRPC channel
@@ -50,6 +54,8 @@ record Connection(FlightClient flight, ManagedChannel channel) implements AutoCl
             }
         }
         NettyChannelBuilder cb = fb.build().flowControlWindow(window);
+        // no copy into the HTTP/2 decoder's buffer, 1 MiB DATA frames (ClientTransport)
+        cb.eventLoopGroup(ClientTransport.GROUP).channelFactory((ChannelFactory<NioSocketChannel>) ClientTransport::newChannel);
         if (token != null) {
             Metadata headers = new Metadata();
             headers.put(Metadata.Key.of(Auth2Constants.AUTHORIZATION_HEADER, Metadata.ASCII_STRING_MARSHALLER),

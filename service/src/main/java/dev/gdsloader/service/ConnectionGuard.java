@@ -3,6 +3,7 @@ package dev.gdsloader.service;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -15,6 +16,8 @@ import io.netty.util.ReferenceCountUtil;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
@@ -46,6 +49,7 @@ final class ConnectionGuard {
     private final ServerLimits limits;
     private final CallLimits calls;
     private final AtomicInteger open = new AtomicInteger();
+    private final Set<Channel> accepted = ConcurrentHashMap.newKeySet();
 
     ConnectionGuard(ServerLimits limits) {
         this.limits = limits;
@@ -55,6 +59,11 @@ final class ConnectionGuard {
     /** @return connections open now (accepted and not yet closed), refused ones not counted */
     int connections() {
         return open.get();
+    }
+
+    /** @return the connections open now (accepted and not yet closed), a snapshot; refused ones not included */
+    List<Channel> openConnections() {
+        return List.copyOf(accepted);
     }
 
     /** @return the per-call limits */
@@ -103,7 +112,11 @@ final class ConnectionGuard {
                     eventLoop().register(child); // on the acceptor's loop, never handed to gRPC
                     return 0;
                 }
-                child.closeFuture().addListener(f -> open.decrementAndGet());
+                accepted.add(child);
+                child.closeFuture().addListener(f -> {
+                    accepted.remove(child);
+                    open.decrementAndGet();
+                });
                 child.pipeline().addFirst("gdsloader-idle", new IdleCloser());
                 child.pipeline().addFirst("gdsloader-direct-writes", DirectWrites.INSTANCE); // next to the socket
                 buf.add(child);

@@ -18,6 +18,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -65,6 +66,7 @@ final class HostStream {
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a)) {
             listener.setUseZeroCopy(true);
             listener.start(root);
+            Handoff handoff = Handoff.install(listener, root);
             VectorLoader vectors = new VectorLoader(root);
             Iterator<Batch> epoch = loader.iterator();
             while (true) {
@@ -80,13 +82,99 @@ final class HostStream {
                 } finally {
                     b.close(); // the wrapped buffers hold their own references
                 }
-                try (rb) {
-                    vectors.load(rb);
+                if (handoff != null) {
+                    handoff.send(rb, listener, metadata(a, b, loader));
+                } else {
+                    try (rb) {
+                        vectors.load(rb);
+                    }
+                    listener.putNext(metadata(a, b, loader));
+                    root.clear(); // what Flight took is retained by its message until written
                 }
-                listener.putNext(metadata(a, b, loader));
-                root.clear(); // what Flight took is retained by its message until written
             }
             listener.completed();
+        }
+    }
+
+    /**
+     * Hands Flight our record batch as it is, instead of the root's: Flight's {@code putNext} takes the batch it sends
+     * from its listener's {@link VectorUnloader} ({@code OutboundStreamListenerImpl.unloader}, Flight 19), which
+     * unloads the root, and Arrow Java's root has a validity bitmap for every vector: {@link VectorLoader} allocates
+     * and fills one (all valid) for each buffer we leave empty, and the unloader counts its nulls and sends it. For a
+     * UINT8 column that is 1/8 more bytes on the wire than the data, plus the filling and counting on this thread.
+     * Arrow's IPC format lets a buffer be empty (length 0) when its null count is 0, and readers then take every value
+     * as valid (Arrow Java's {@link VectorLoader}, Arrow C++/pyarrow): {@link #recordBatch} already writes exactly that,
+     * so sending it unchanged keeps the format standard and drops the bitmaps.
+     *
+     * <p>Installed by reflection (the field is protected in a package-private Flight class); where that fails (another
+     * Flight version) {@link #install} returns null and the stream loads the root as before. One per stream; the
+     * stream's thread only.
+     */
+    static final class Handoff extends VectorUnloader {
+        private static final java.lang.reflect.Field UNLOADER = unloaderField();
+        private ArrowRecordBatch next;
+
+        private Handoff(VectorSchemaRoot root) {
+            super(root);
+        }
+
+        private static java.lang.reflect.Field unloaderField() {
+            try {
+                java.lang.reflect.Field f = Class.forName("org.apache.arrow.flight.OutboundStreamListenerImpl")
+                        .getDeclaredField("unloader");
+                if (f.getType() != VectorUnloader.class) {
+                    return null;
+                }
+                f.setAccessible(true);
+                return f;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return null;
+            }
+        }
+
+        /**
+         * @param listener Flight's listener, started (its unloader set)
+         * @param root the root it was started with
+         * @return the handoff now in place of the listener's unloader, or null if it cannot be put there
+         */
+        static Handoff install(ServerStreamListener listener, VectorSchemaRoot root) {
+            if (UNLOADER == null || !UNLOADER.getDeclaringClass().isInstance(listener)) {
+                return null;
+            }
+            Handoff h = new Handoff(root);
+            try {
+                UNLOADER.set(listener, h);
+                return h;
+            } catch (IllegalAccessException | RuntimeException e) {
+                return null;
+            }
+        }
+
+        /**
+         * Sends {@code rb} with {@code metadata} through the listener's {@code putNext}; Flight then owns {@code rb}
+         * (its message takes the buffers' references and gRPC retains them until written); if {@code putNext} throws
+         * before it took the batch, {@code rb} is closed here.
+         */
+        void send(ArrowRecordBatch rb, ServerStreamListener listener, ArrowBuf metadata) {
+            next = rb;
+            try {
+                listener.putNext(metadata);
+            } finally {
+                if (next != null) {
+                    next.close();
+                    next = null;
+                }
+            }
+        }
+
+        @Override
+        public ArrowRecordBatch getRecordBatch() {
+            ArrowRecordBatch b = next;
+            if (b == null) {
+                throw new IllegalStateException("Flight asked for a record batch the stream did not hand over");
+            }
+            next = null;
+            return b;
         }
     }
 

@@ -22,9 +22,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.function.Consumer;
@@ -61,6 +63,15 @@ public final class PrefetchServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchServer.class.getName());
     /** How long {@link #close()} waits for sessions to end and free their loaders, ms. */
     static final long CLOSE_SESSIONS_MILLIS = 15_000;
+    /**
+     * The write-buffer water marks of every accepted connection (low 2 MiB, high 4 MiB; Netty's default 32/64 KiB).
+     * Netty's HTTP/2 flow controller hands the socket at most what keeps the channel below its high mark, then waits
+     * for the channel to drain below the low mark before it writes on: with 64 KiB the server's event loop went
+     * through the flow controller, the pipeline and a {@code writev} for about every 64 KiB of a batch. What is queued
+     * is slices of the batch's memory (zero-copy), still bounded by the client's HTTP/2 window; gRPC's
+     * {@code isReady()} does not depend on it.
+     */
+    static final WriteBufferWaterMark WRITE_BUFFER = new WriteBufferWaterMark(2 << 20, 4 << 20);
     /** How long {@link #close()} waits for Flight's own close after the event loops stopped, ms. */
     private static final long FLIGHT_CLOSE_MILLIS = 500;
     /** Default of {@link Builder#registrationLinger}, seconds. */
@@ -122,6 +133,7 @@ public final class PrefetchServer implements AutoCloseable {
         Consumer<NettyServerBuilder> transport = nb -> {
             nb.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(NioServerSocketChannel.class);
             guard.configure(nb); // the limits; its counting acceptor replaces the channel type
+            nb.withChildOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WRITE_BUFFER); // HTTP/2 writes in MiB, not 64 KiB
         };
         FlightServer s;
         try {
