@@ -97,6 +97,23 @@ final class ServeBench {
     }
 
     /**
+     * The bench server's limits: every client of the bench comes from 127.0.0.1, and each holds two sessions for a moment
+     * when it opens (its GetFlightInfo's, built and closed at once, and its stream's), so the per-client and server-wide
+     * session limits admit twice the most clients of a row (32 clients opening at once were refused at 32 on the H200).
+     *
+     * @param clients the most clients of one row
+     * @param memoryBudget the server's native memory budget in bytes
+     * @return the limits
+     */
+    static ServerLimits limitsFor(int clients, long memoryBudget) {
+        ServerLimits limits = ServerLimits.defaults();
+        return limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), 2 * clients))
+                .withSessions(Math.max(limits.sessions(), 2 * clients))
+                .withConnections(Math.max(limits.connections(), 2 * clients + 8))
+                .withMemoryBudget(memoryBudget);
+    }
+
+    /**
      * One row of the report.
      *
      * @param id {@code loopback}, {@code host-1}, {@code host-N}, {@code ipc-in-process}, {@code ipc}, {@code python}
@@ -195,13 +212,8 @@ final class ServeBench {
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();
-        // every client of the bench comes from 127.0.0.1: the per-client and server-wide session limits must admit them all
         int most = c.clients().stream().mapToInt(Integer::intValue).max().orElse(1);
-        ServerLimits limits = ServerLimits.defaults();
-        limits = limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), most))
-                .withSessions(Math.max(limits.sessions(), most))
-                .withConnections(Math.max(limits.connections(), 2 * most + 8))
-                .withMemoryBudget(c.memoryBudget());
+        ServerLimits limits = limitsFor(most, c.memoryBudget());
         try (PrefetchServer server = PrefetchServer.builder(data.getParent()).port(0).limits(limits).start()) {
             int port = server.port();
             log.println("serve-bench: serving " + name + " under " + data.getParent() + " on 127.0.0.1:" + port);

@@ -154,6 +154,15 @@ class ServeBenchCommandTest {
     }
 
     @Test
+    void theBenchServerAdmitsTwoSessionsPerClientOfTheLargestRow() {
+        dev.gdsloader.service.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
+        assertEquals(64, l.sessionsPerClient()); // each client's GetFlightInfo session and its stream's, at once
+        assertTrue(l.sessions() >= 64 && l.connections() >= 72, l.toString());
+        assertEquals(dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
+                .sessionsPerClient());
+    }
+
+    @Test
     void ipcEpochsOutOfRangeIsRefusedNamingTheOption() {
         CommandRun r = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--ipc-epochs", "0");
         OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--ipc-epochs");
