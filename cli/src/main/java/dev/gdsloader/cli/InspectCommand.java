@@ -1,6 +1,9 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.formats.registry.ShardFormats;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -28,6 +31,9 @@ final class InspectCommand implements Callable<Integer> {
         for (Path f : files) { // a bad file is reported and the next one inspected; exit 2 at the end
             System.out.println(f);
             try {
+                if (!Files.exists(f, LinkOption.NOFOLLOW_LINKS)) { // missing, not "unknown shard format" for want of a suffix
+                    throw new NoSuchFileException(f.toString());
+                }
                 ShardFormats.require(f).inspect(f, System.out);
             } catch (java.io.IOException | RuntimeException e) {
                 System.out.flush();

@@ -79,6 +79,18 @@ class BadInputTest {
     }
 
     @Test
+    void inspectNamesAMissingFileMissingWhateverItsSuffixAndGoesOnToTheNext() throws Exception {
+        Path good = npyDataset("present", 3).resolve("x-00000.npy");
+        Path bare = dir.resolve("nonexistent");
+        Path npy = dir.resolve("nonexistent.npy");
+        CommandRun r = within(() -> CommandRun.execute(new InspectCommand(), bare.toString(), npy.toString(), good.toString()));
+        assertEquals(2, r.exitCode(), r.toString());
+        assertTrue(r.err().contains(bare + ": no such file or directory"), r.toString());
+        assertTrue(r.err().contains(npy + ": no such file or directory"), r.toString());
+        assertTrue(r.out().contains("3 of UINT8[4]"), r.toString());
+    }
+
+    @Test
     void aShardThatIsASymbolicLinkLoopIsNamedALoopByChecksumBenchAndInspect() throws Exception {
         Path data = npyDataset("looped", 12);
         Path loop = Files.createSymbolicLink(data.resolve("y-00000.npy"), Path.of("y-00000.npy"));
