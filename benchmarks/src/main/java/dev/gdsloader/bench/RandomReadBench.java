@@ -55,7 +55,7 @@ public final class RandomReadBench {
      *                 ({@code GdsLoader.Builder.directIo} not called)
      * @param ceiling measure the {@code pread} ceiling before the loader paths
      * @param dropCaches drop the page cache before each measurement (root; otherwise a note says it could not)
-     * @param rounds epochs per path, at least 1; the path order rotates each round and medians are reported
+     * @param rounds rounds per path (each a fresh loader timing {@code epochs} epochs), at least 1; the path order rotates each round and medians are reported
      * @param hot read every shard once, buffered, before anything is measured (the page cache warm); then
      *     {@code directIo} must be false and {@code dropCaches} off
      * @param gatherCeiling on a GPU, also measure the gather ceiling ({@link GatherCeiling}) at the column's record
@@ -205,11 +205,11 @@ public final class RandomReadBench {
             out.printf(Locale.ROOT, "page cache warmed: %s of %d shard%s read once, buffered, in %.2f s%n",
                     bytes(warmed), col.shards().size(), col.shards().size() == 1 ? "" : "s", s);
         }
-        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, depth %d, batch %d (%s), %s, %s, %d round%s%n",
+        out.printf(Locale.ROOT, "%d records of %d bytes (data offset %d), %d threads, depth %d, batch %d (%s), %s, %s, %d round%s%s%n",
                 col.recordCount(), col.recordBytes(), col.shards().get(0).dataOffset(), c.threads(), c.depth(), batchSize,
                 bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
-                c.rounds(), c.rounds() == 1 ? "" : "s");
+                c.rounds(), c.rounds() == 1 ? "" : "s", epochsNote(c));
         out.printf(Locale.ROOT, "%-" + LABEL + "s %12s %10s %10s %9s %8s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB",
                 "GPU busy");
         List<Row> rows = new ArrayList<>();
@@ -382,6 +382,19 @@ public final class RandomReadBench {
         double g = Stats.median(gbps);
         return new Row(reader, requested, taken, col.recordBytes(), col.recordCount(), g * 1e9 / col.recordBytes(), g,
                 Stats.median(cpu), gbps, direct, Stats.median(gpuBusy));
+    }
+
+    /**
+     * @param c the run
+     * @return "" for one timed epoch per round and no warm-up (the default), else e.g. {@code ", 3 timed epochs per
+     *     round after 1 warm-up"}, so the header says what {@code --epochs} and {@code --warmup-epochs} asked for
+     */
+    static String epochsNote(Config c) {
+        if (c.epochs() == 1 && c.warmupEpochs() == 0) {
+            return "";
+        }
+        return String.format(Locale.ROOT, ", %d timed epoch%s per round after %d warm-up", c.epochs(), c.epochs() == 1 ? "" : "s",
+                c.warmupEpochs());
     }
 
     /**

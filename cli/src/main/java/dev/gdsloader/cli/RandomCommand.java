@@ -55,7 +55,7 @@ final class RandomCommand implements Callable<Integer> {
     boolean noGatherCeiling;
 
     @Option(names = "--rounds", defaultValue = "1",
-            description = "epochs per path, rotating the path order; medians are reported (default: ${DEFAULT-VALUE})")
+            description = "rounds per path, rotating the path order, each a fresh loader timing --epochs epochs; medians are reported (default: ${DEFAULT-VALUE})")
     int rounds;
 
     @Option(names = "--epochs", defaultValue = "1",

@@ -77,6 +77,7 @@ class RandomCommandTest {
         assertEquals("null", field(j, "gpu_busy"), j); // HOST does not time GPU transfers
         assertTrue(Double.parseDouble(field(j, "records_per_s")) > 0, j);
         assertTrue(r.out().lines().anyMatch(l -> l.startsWith("reader") && l.endsWith("GPU busy")), r.toString());
+        assertTrue(r.out().contains("1 round, 3 timed epochs per round after 1 warm-up"), r.toString()); // the header says so
         CommandRun zero = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--epochs", "0", data.toString());
         assertEquals(2, zero.exitCode(), zero.toString());
         assertTrue(zero.err().contains("--epochs"), zero.toString());
