@@ -108,6 +108,7 @@ final class ServeBenchCommand implements Callable<Integer> {
             IPC_EPOCHS.check(ipcEpochs);
         }
         TIMEOUT.check(timeoutSeconds);
+        Checks.range("--memory-budget", memoryBudget, 1, Long.MAX_VALUE); // as serve names it, not ServerLimits' field
         List<Integer> many = new ArrayList<>();
         for (int n : clients) {
             CLIENTS.check(n);

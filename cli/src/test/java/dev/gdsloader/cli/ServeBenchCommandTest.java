@@ -168,6 +168,14 @@ class ServeBenchCommandTest {
         OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--ipc-epochs");
     }
 
+    @Test
+    void aMemoryBudgetOfZeroIsRefusedNamingTheOptionBeforeTheServerStarts() {
+        Path data = generate("budget", "64KiB", "1");
+        CommandRun r = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--memory-budget", "0");
+        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--memory-budget must be >= 1, got 0");
+        assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
+    }
+
     private static boolean onPath(String program) {
         for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
             if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
