@@ -137,6 +137,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        PORT.check(port); // named as the option, before the server's own 'port must be ...'
         if (registrationLingerSeconds < 0 || registrationLingerSeconds > MAX_LINGER_SECONDS) {
             throw new IllegalArgumentException("--registration-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
                     + registrationLingerSeconds);

@@ -172,6 +172,15 @@ class ServeCommandTest {
     }
 
     @Test
+    void aPortOutsideZeroTo65535IsRefusedNamingTheOption(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
+        for (String port : new String[] {"70000", "-1"}) {
+            CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--port", port);
+            assertEquals(2, r.exitCode(), r.toString());
+            assertEquals("gdsloader serve: --port must be 0..65535, got " + port, r.err().strip(), r.toString());
+        }
+    }
+
+    @Test
     void moreSessionsPerClientThanOnTheServerIsRefusedNamingBoth(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
         CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20), () -> CommandRun.execute(
                 new ServeCommand(), root.toString(), "--max-sessions", "4", "--max-sessions-per-client", "8"));
