@@ -59,13 +59,14 @@ public final class DatasetRoot {
      *     {@code /sys}, {@code /dev}, {@code /boot}, {@code /root}, {@code /run}, {@code /var/lib}, {@code /var/log},
      *     {@code /var/run}), judged by the path given and by its real path
      * @return the root
-     * @throws IOException if the root is not a directory, or is a system directory and that is not allowed (naming
-     *     the directory and the flag that allows it)
+     * @throws IOException if the root does not exist or is not a directory (saying which), or is a system directory and
+     *     that is not allowed (naming the directory and the flag that allows it)
      */
     public static DatasetRoot of(Path root, boolean allowSystemRoot) throws IOException {
         Path given = root.toAbsolutePath().normalize();
         if (!Files.isDirectory(given)) {
-            throw new IOException("dataset root " + given + " is not a directory");
+            throw new IOException("dataset root " + given + (Files.exists(given, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    ? " is not a directory" : " does not exist"));
         }
         Path real = given.toRealPath();
         if (!allowSystemRoot && (isSystem(given) || isSystem(real))) {

@@ -204,6 +204,16 @@ class SafeRootTest extends ServiceTestBase {
     }
 
     @Test
+    void aMissingRootIsNamedMissingAndAFileAsRootNotADirectory() throws Exception {
+        Path missing = outside.resolve("no-such-root");
+        var gone = assertThrows(IOException.class, () -> DatasetRoot.of(missing, false));
+        assertEquals("dataset root " + missing + " does not exist", gone.getMessage());
+        Path file = Files.writeString(outside.resolve("a-file"), "x");
+        var notDir = assertThrows(IOException.class, () -> DatasetRoot.of(file, false));
+        assertEquals("dataset root " + file + " is not a directory", notDir.getMessage());
+    }
+
+    @Test
     void aSystemDirectoryAsRootIsRefusedWithoutTheFlag() throws Exception {
         for (String dir : new String[] {"/", "/etc", "/usr", "/home", "/usr/lib", "/usr/bin", "/lib", "/var/lib"}) {
             if (!Files.isDirectory(Path.of(dir))) {
