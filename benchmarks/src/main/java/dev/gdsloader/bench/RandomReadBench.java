@@ -325,6 +325,10 @@ public final class RandomReadBench {
         if (dropNote != null) {
             out.println("note: " + dropNote);
         }
+        if (c.gatherCeiling() && !dev.gdsloader.cuda.Cuda.availability().available()) { // asked for, not silently absent
+            out.println("note: no gather ceiling rows: the gather kernel needs a GPU; CUDA is not available: "
+                    + dev.gdsloader.cuda.Cuda.availability().reason());
+        }
         if (json) {
             for (Row r : rows) {
                 out.println(json(r, c, batchSize, r.reader().startsWith("gather") ? ceiling : ceilingOf(r, ceilings), gather,

@@ -67,6 +67,22 @@ class RandomCommandTest {
     }
 
     @Test
+    void withoutAGpuANoteSaysWhyThereAreNoGatherCeilingRowsUnlessTheyWereNotAskedFor() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(dev.gdsloader.cuda.Cuda.availability().available(), "a GPU: the rows run");
+        String note = "note: no gather ceiling rows: the gather kernel needs a GPU; CUDA is not available: "
+                + dev.gdsloader.cuda.Cuda.availability().reason();
+        CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--no-direct", data.toString());
+        assertEquals(0, r.exitCode(), r.toString());
+        assertTrue(r.out().lines().anyMatch(note::equals), r.toString());
+        for (String off : new String[] {"--no-gather-ceiling", "--no-ceiling"}) {
+            CommandRun quiet = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--no-direct", off,
+                    data.toString());
+            assertEquals(0, quiet.exitCode(), quiet.toString());
+            assertTrue(quiet.out().lines().noneMatch(l -> l.contains("gather ceiling")), quiet.toString());
+        }
+    }
+
+    @Test
     void epochsPerLoaderAfterWarmUpEpochsAreTimedAndNamedInTheJsonLine() {
         CommandRun r = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--threads", "2", "--batch-size", "64",
                 "--no-direct", "--no-ceiling", "--epochs", "3", "--warmup-epochs", "1", "--json", data.toString());
