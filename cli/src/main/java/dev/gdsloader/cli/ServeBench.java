@@ -208,6 +208,15 @@ final class ServeBench {
             throw new IllegalArgumentException(c.data() + ": not a dataset directory (serve-bench serves its parent and "
                     + "names the dataset by the directory's name)");
         }
+        try { // the server's own refusal would point at serve's --allow-system-root, which serve-bench does not take
+            dev.gdsloader.service.DatasetRoot.of(data.getParent(), false);
+        } catch (IOException e) {
+            // the parent is a directory (data is one): the refusal is a system directory, as given or where it leads
+            throw new IllegalArgumentException(c.data() + ": serve-bench serves the dataset's parent directory, "
+                    + data.getParent() + ", and names the dataset by its directory's name; that parent is a system directory "
+                    + "(or leads to one), which a server refuses to serve (every client could read it): move the dataset into a "
+                    + "directory of datasets (e.g. " + data.getParent().resolve("datasets").resolve(data.getFileName()) + ")", e);
+        }
         dev.gdsloader.bench.BenchRunner.requireRecords(c.data(), dev.gdsloader.loader.dataset.Dataset.open(data)); // before the server
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);

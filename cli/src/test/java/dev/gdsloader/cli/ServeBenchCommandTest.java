@@ -176,6 +176,16 @@ class ServeBenchCommandTest {
         assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
     }
 
+    /** A dataset whose parent is a system directory (here: reached through a link to {@code /}, as {@code /data} would be). */
+    @Test
+    void aDatasetWhoseParentIsASystemDirectoryIsRefusedSayingWhatToDoNotNamingServesFlag() throws Exception {
+        Path link = Files.createSymbolicLink(dir.resolve("slash"), Path.of("/"));
+        CommandRun r = CommandRun.execute(new ServeBenchCommand(), link.resolve("etc").toString(), "--clients", "1");
+        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "serve-bench serves the dataset's parent directory",
+                "is a system directory", "move the dataset into a directory of datasets");
+        assertFalse(r.err().contains("--allow-system-root"), r.toString()); // serve's flag, not serve-bench's
+    }
+
     private static boolean onPath(String program) {
         for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
             if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
