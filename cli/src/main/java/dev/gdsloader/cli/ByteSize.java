@@ -47,18 +47,20 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
         }
     }
 
+    /**
+     * @param bytes a size, at least 0
+     * @return it in the largest binary unit it reaches ({@code "3.00 PiB"}, {@code "1023.00 GiB"}, {@code "8.0 MiB"}), or
+     *     the next one up where rounding would print 1024 of the smaller ({@code "1.00 PiB"}, not {@code "1024.00 TiB"});
+     *     under 1 MiB in bytes
+     */
     static String format(long bytes) {
-        if (bytes >= 1L << 50) {
-            return String.format(Locale.ROOT, "%.2f PiB", bytes / (double) (1L << 50));
-        }
-        if (bytes >= 1L << 40) {
-            return String.format(Locale.ROOT, "%.2f TiB", bytes / (double) (1L << 40));
-        }
-        if (bytes >= 1L << 30) {
-            return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
-        }
-        if (bytes >= 1L << 20) {
-            return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
+        String[] units = {"PiB", "TiB", "GiB", "MiB"};
+        for (int i = 0; i < units.length; i++) {
+            int shift = 50 - 10 * i;
+            if (bytes >= 1L << shift) {
+                String v = String.format(Locale.ROOT, i == units.length - 1 ? "%.1f" : "%.2f", bytes / (double) (1L << shift));
+                return i > 0 && Double.parseDouble(v) >= 1024 ? "1.00 " + units[i - 1] : v + " " + units[i];
+            }
         }
         return bytes + " bytes";
     }

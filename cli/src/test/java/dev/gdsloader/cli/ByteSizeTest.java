@@ -75,5 +75,9 @@ class ByteSizeTest {
         assertEquals("3.00 PiB", ByteSize.format(3L << 50));
         assertEquals("8.0 MiB", ByteSize.format(8L << 20));
         assertEquals("4096 bytes", ByteSize.format(4096));
+        // just under a unit reads as one of it (generate --size 1PiB of 150528 B records: 1 PiB less part of a record)
+        assertEquals("1.00 PiB", ByteSize.format((1L << 50) - 100_000));
+        assertEquals("1.00 TiB", ByteSize.format((1L << 40) - 1));
+        assertEquals("1023.00 GiB", ByteSize.format(1023L << 30));
     }
 }
