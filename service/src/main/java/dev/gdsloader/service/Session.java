@@ -203,16 +203,50 @@ final class Session {
         return freed.await(millis, TimeUnit.MILLISECONDS);
     }
 
+    /** How long {@link #free} waits for gRPC to release a message's last small buffers, ms. */
+    static final long DRAIN_MILLIS = 2_000;
+
     private void free() {
         try {
-            loader.close();
-            arrow.close(); // throws, naming them, if buffers are still outstanding
-            memory.close();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", e);
+            RuntimeException first = null;
+            for (Runnable step : new Runnable[] {loader::close, this::awaitArrowReleased,
+                    arrow::close, // throws, naming them, if buffers are still outstanding
+                    memory::close}) { // each step runs even if one before it failed: nothing else is left open
+                try {
+                    step.run();
+                } catch (RuntimeException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                }
+            }
+            if (first != null) {
+                LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", first);
+            }
         } finally {
             onFreed.accept(this);
             freed.countDown();
+        }
+    }
+
+    /**
+     * Waits up to {@link #DRAIN_MILLIS} for the session's Arrow buffers to be released. Only the wrapped slot buffers
+     * hold the session ({@link #hold()}); the last message's small bookkeeping buffers ({@code _record},
+     * {@code _padding}, its metadata) are released by gRPC a moment after its slot buffers, in an order of Netty's
+     * choosing, so the last release of a holder can come while they are still held. A buffer truly kept past the wait
+     * is then named by {@link BufferAllocator#close()}.
+     */
+    private void awaitArrowReleased() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_MILLIS);
+        while (arrow.getAllocatedMemory() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 }
