@@ -208,20 +208,10 @@ final class Session {
 
     private void free() {
         try {
-            RuntimeException first = null;
-            for (Runnable step : new Runnable[] {loader::close, this::awaitArrowReleased,
-                    arrow::close, // throws, naming them, if buffers are still outstanding
-                    memory::close}) { // each step runs even if one before it failed: nothing else is left open
-                try {
-                    step.run();
-                } catch (RuntimeException e) {
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
+            // each step runs even if one before it failed: nothing else is left open
+            Exception first = dev.gdsloader.cuda.Closeables.closeAll(loader, this::awaitArrowReleased,
+                    arrow, // throws, naming them, if buffers are still outstanding
+                    memory);
             if (first != null) {
                 LOG.log(Level.WARNING, "gdsloader: session " + id + " did not close cleanly", first);
             }
