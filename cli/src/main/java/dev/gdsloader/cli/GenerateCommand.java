@@ -54,14 +54,14 @@ final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate(); // before anything is created
+        boolean madeOut = !java.nio.file.Files.exists(out); // the generator makes it: an interruption takes it back, if empty
         // stopped by a signal (SIGTERM, Ctrl-C) before the manifest: the shards written so far go, and the user hears so
         java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
         Thread cleanup = new Thread(() -> {
             if (!done.get()) {
                 stopped.set(true);
-                System.err.println("gdsloader generate: interrupted: removed " + removeShards(out)
-                        + " incomplete shard file(s) from " + out);
+                System.err.println("gdsloader generate: interrupted: " + cleanUp(out, madeOut));
             }
         }, "gdsloader-generate-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
@@ -87,8 +87,32 @@ final class GenerateCommand implements Callable<Integer> {
                 bytes += l.recordCount() * l.recordBytes();
             }
         }
-        System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out);
+        System.out.println("wrote " + files.size() + " shards, " + ByteSize.format(bytes) + " of records, to " + out
+                + (bytes < size ? " (--size " + ByteSize.format(size) + " rounded down to whole " + recordBytes
+                        + "-byte records per shard)" : ""));
         return 0;
+    }
+
+    /**
+     * Removes what an interrupted run wrote: the generator's shard files, and the output directory itself if this run
+     * made it and nothing else is in it.
+     *
+     * @param dir the output directory
+     * @param madeByThisRun whether it did not exist before this run
+     * @return one line saying what was removed
+     */
+    static String cleanUp(Path dir, boolean madeByThisRun) {
+        String line = "removed " + removeShards(dir) + " incomplete shard file(s) from " + dir;
+        if (madeByThisRun) {
+            try {
+                if (java.nio.file.Files.deleteIfExists(dir)) {
+                    line += ", and the directory, which this run had made";
+                }
+            } catch (java.io.IOException e) { // not empty (e.g. dataset.json written at the end) or not ours to remove
+                line += "; the directory stays (" + e.getClass().getSimpleName() + ")";
+            }
+        }
+        return line;
     }
 
     /** @return how many {@code data-NNNNN*} files (the generator's shards and sidecars) were deleted from {@code dir} */

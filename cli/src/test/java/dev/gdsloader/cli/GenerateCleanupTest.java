@@ -26,4 +26,33 @@ class GenerateCleanupTest {
         assertTrue(Files.exists(dir.resolve("other.npy")));
         assertEquals(0, GenerateCommand.removeShards(dir.resolve("missing")), "a missing directory: nothing removed");
     }
+
+    @Test
+    void anInterruptedRunRemovesTheOutputDirectoryItMadeWhenEmptyAndKeepsOneItFound() throws Exception {
+        Path made = Files.createDirectories(dir.resolve("made"));
+        Files.write(made.resolve("data-00000.npy"), new byte[8]);
+        String line = GenerateCommand.cleanUp(made, true);
+        assertFalse(Files.exists(made), line);
+        assertEquals("removed 1 incomplete shard file(s) from " + made + ", and the directory, which this run had made", line);
+        Path found = Files.createDirectories(dir.resolve("found"));
+        Files.write(found.resolve("data-00000.npy"), new byte[8]);
+        assertEquals("removed 1 incomplete shard file(s) from " + found, GenerateCommand.cleanUp(found, false));
+        assertTrue(Files.isDirectory(found));
+        Path busy = Files.createDirectories(dir.resolve("busy"));
+        Files.write(busy.resolve("notes.txt"), new byte[1]);
+        assertTrue(GenerateCommand.cleanUp(busy, true).endsWith("; the directory stays (DirectoryNotEmptyException)"));
+        assertTrue(Files.exists(busy.resolve("notes.txt")));
+    }
+
+    @Test
+    void aSizeThatIsNotWholeRecordsPerShardSaysItWasRoundedDown() {
+        CommandRun r = CommandRun.execute(new GenerateCommand(), "--out", dir.resolve("r").toString(), "--size", "1MiB",
+                "--shards", "3", "--record-bytes", "100000");
+        assertEquals(0, r.exitCode(), r.toString());
+        assertTrue(r.out().contains("(--size 1.0 MiB rounded down to whole 100000-byte records per shard)"), r.out());
+        CommandRun whole = CommandRun.execute(new GenerateCommand(), "--out", dir.resolve("w").toString(), "--size", "1MiB",
+                "--shards", "4", "--record-bytes", "1024");
+        assertEquals(0, whole.exitCode(), whole.toString());
+        assertFalse(whole.out().contains("rounded down"), whole.out());
+    }
 }
