@@ -58,16 +58,11 @@ public final class CudaModule extends NativeResource {
      * @throws CudaException if the kernel does not exist or the launch fails
      */
     public void launch(String kernel, int gridX, int blockX, CudaStream stream, long... args) {
-        checkOpen();
-        CUfunction f = functions.computeIfAbsent(kernel, this::function);
-        Pointer[] params = new Pointer[args.length];
+        Launcher l = launcher(kernel, args.length);
         for (int i = 0; i < args.length; i++) {
-            params[i] = Pointer.to(new long[] {args[i]});
+            l.arg(i, args[i]);
         }
-        int rc = JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, 0, new CUstream(stream.stream), Pointer.to(params), null);
-        if (rc != CUresult.CUDA_SUCCESS) {
-            throw new CudaException("cuLaunchKernel(" + kernel + ")", rc, CUresult.stringFor(rc));
-        }
+        l.launch(gridX, blockX, stream);
     }
 
     /**
