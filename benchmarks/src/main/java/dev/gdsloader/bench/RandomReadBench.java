@@ -227,42 +227,21 @@ public final class RandomReadBench {
         }
         if (c.gatherCeiling() && dev.gdsloader.cuda.Cuda.availability().available()) {
             // every ceiling writes depth batch buffers in turn, as the loader's ring of depth slots is written
-            GatherCeiling.Result g = GatherCeiling.measure(col.recordBytes(), batchSize,
+            gather = gatherRow("gather", GatherCeiling.measure(col.recordBytes(), batchSize,
                     Math.min(GatherCeiling.DEFAULT_SOURCE_BYTES, col.recordBytes() * Math.max(1, col.recordCount())), 99,
-                    c.depth());
-            gather = row("gather", null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN}, null);
-            rows.add(gather);
-            print(out, gather, ceiling);
-            requireExact(g, "pinned memory");
-            GatherCeiling.Result gr = GatherCeiling.measureRegistered(col.shards(), batchSize, 99, c.depth());
-            gatherRegistered = row("gather-registered", null, null, col, new double[] {gr.gigabytesPerSecond()},
-                    new double[] {Double.NaN}, null);
-            rows.add(gatherRegistered);
-            print(out, gatherRegistered, ceiling);
-            requireExact(gr, "the registered shards");
+                    c.depth()), "pinned memory", col, rows, out, ceiling);
+            gatherRegistered = gatherRow("gather-registered", GatherCeiling.measureRegistered(col.shards(), batchSize, 99,
+                    c.depth()), "the registered shards", col, rows, out, ceiling);
             // the same kernel and shards in the loader's own order (its global shuffle of round 0): the order's share
             long[] shardRecords = col.shards().stream().mapToLong(RecordLayout::recordCount).toArray();
-            EpochOrder loaderOrder = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 99), shardRecords, 1)
-                    .order(0);
-            GatherCeiling.Result gs = GatherCeiling.measureRegistered(col.shards(), batchSize, n -> {
-                int[] p = new int[n];
-                for (int i = 0; i < n; i++) {
-                    p[i] = (int) loaderOrder.get(i);
-                }
-                return p;
-            }, c.depth());
-            Row sampler = row("gather-sampler", null, null, col, new double[] {gs.gigabytesPerSecond()},
-                    new double[] {Double.NaN}, null);
-            rows.add(sampler);
-            print(out, sampler, ceiling);
-            requireExact(gs, "the registered shards in the loader's order");
+            long[] loaderOrder = new Sampler(SamplerOptions.sequential().withShuffle(Shuffle.GLOBAL, 99), shardRecords, 1)
+                    .order(0).records();
+            gatherRow("gather-sampler", GatherCeiling.measureRegistered(col.shards(), batchSize,
+                    n -> java.util.Arrays.stream(loaderOrder, 0, n).mapToInt(Math::toIntExact).toArray(), c.depth()),
+                    "the registered shards in the loader's order", col, rows, out, ceiling);
             // for reference: the same ceiling writing one batch buffer over and over, which stays in the GPU's L2 cache
-            GatherCeiling.Result g1 = GatherCeiling.measureRegistered(col.shards(), batchSize, 99, 1);
-            Row one = row("gather-one-buffer", null, null, col, new double[] {g1.gigabytesPerSecond()},
-                    new double[] {Double.NaN}, null);
-            rows.add(one);
-            print(out, one, ceiling);
-            requireExact(g1, "the registered shards into one buffer");
+            gatherRow("gather-one-buffer", GatherCeiling.measureRegistered(col.shards(), batchSize, 99, 1),
+                    "the registered shards into one buffer", col, rows, out, ceiling);
         }
         List<List<double[]>> byPath = new ArrayList<>(); // [path] -> rounds of {gbps, cpu s/GB}
         PathTaken[] taken = new PathTaken[c.paths().size()];
@@ -336,6 +315,20 @@ public final class RandomReadBench {
             }
         }
         return rows;
+    }
+
+    /**
+     * Adds and prints the row of one gather ceiling, then requires its last batch byte-exact.
+     *
+     * @return the row
+     */
+    private static Row gatherRow(String reader, GatherCeiling.Result g, String source, Column col, List<Row> rows,
+                                 PrintStream out, Row ceiling) {
+        Row r = row(reader, null, null, col, new double[] {g.gigabytesPerSecond()}, new double[] {Double.NaN}, null);
+        rows.add(r);
+        print(out, r, ceiling);
+        requireExact(g, source);
+        return r;
     }
 
     private static void requireExact(GatherCeiling.Result g, String source) {
