@@ -7,6 +7,9 @@
 #   b. CUDA IPC delivery (0.51 of the same loader in-process; >= 0.9 asked): `serve-bench --clients 1 --epochs 2`
 #      on 2 GiB of 150528-byte records; every JVM of it records (JAVA_TOOL_OPTIONS): the bench JVM (server and
 #      in-process loader) and the IPC child
+#   c. (PARTS=hosts) HOST delivery to many clients (1.71x one client at 32 clients, session 7; >= 2x asked):
+#      `serve-bench --clients 32 --epochs 2` on 2 GiB of 150528-byte records, the bench JVM (server and its 32
+#      clients) recording
 # Views per recording: hot-methods (Java samples), native-methods (threads in native code: CUDA waits, socket I/O),
 # thread-cpu-load, contention-by-site. The .jfr files stay in $OUT/jfr when OUT is set (at most 16 MiB each come back).
 #   SIZE=6GiB   PARTS="mapped ipc"   LINES=25 (rows per view)
@@ -28,6 +31,12 @@ views() {
     "$jfr_tool" view --width 180 "$v" "$1" 2>&1 | head -n "$lines"
   done
 }
+# 2 GiB of 150528-byte records in DIR's bench/ (made anew), in the page cache; fails the part when generate fails
+serve_data() {
+  rm -rf "$1"
+  gdsq generate --out "$1/bench" --size 2GiB --shards 16 --record-bytes 150528 --align 4096 >/dev/null || return 1
+  cat "$1"/bench/*.npy > /dev/null
+}
 for part in ${PARTS:-mapped ipc}; do
   case "$part" in
     mapped)
@@ -44,9 +53,7 @@ for part in ${PARTS:-mapped ipc}; do
       ;;
     ipc)
       d="$work/profile-ipc/bench"
-      rm -rf "$work/profile-ipc"
-      gdsq generate --out "$d" --size 2GiB --shards 16 --record-bytes 150528 --align 4096 >/dev/null || { failed=1; continue; }
-      cat "$d"/*.npy > /dev/null
+      serve_data "$work/profile-ipc" || { failed=1; continue; }
       echo "=== b. CUDA IPC delivery against the same loader in-process, 2 GiB"
       JAVA_TOOL_OPTIONS="-XX:StartFlightRecording=filename=$dir/ipc-%p.jfr,settings=profile" \
         java "${jvm_flags[@]}" -cp "${GDS_CP:-.device/lib/*}" dev.gdsloader.cli.GdsLoaderMain serve-bench "$d" \
@@ -56,7 +63,17 @@ for part in ${PARTS:-mapped ipc}; do
         views "$f"
       done
       ;;
-    *) echo "profile.sh: unknown part $part (mapped, ipc)"; failed=1;;
+    hosts)
+      d="$work/profile-hosts/bench"
+      serve_data "$work/profile-hosts" || { failed=1; continue; }
+      echo "=== c. HOST delivery to 32 clients at once, 2 GiB"
+      java "${jvm_flags[@]}" -XX:StartFlightRecording=filename="$dir/hosts.jfr",settings=profile \
+        -cp "${GDS_CP:-.device/lib/*}" dev.gdsloader.cli.GdsLoaderMain serve-bench "$d" \
+        --clients 32 --epochs 4 --ipc-epochs 1 2>&1 | grep -E "^(loopback|host-|ipc)" | cut -c1-120 || failed=1
+      rm -rf "$work/profile-hosts"
+      views "$dir/hosts.jfr"
+      ;;
+    *) echo "profile.sh: unknown part $part (mapped, ipc, hosts)"; failed=1;;
   esac
 done
 exit "$failed"

@@ -251,13 +251,15 @@ final class ServeBench {
     }
 
     /**
-     * Waits until the server has freed every session of the row before (each row starts on an idle server).
+     * Waits until the server has freed every session of the row before, parked ones too (each row starts on an idle
+     * server: no parked loader reads its next epoch ahead during the next row).
      *
      * @throws IllegalStateException naming the sessions' memory if some are still held 30 s after their clients closed
      */
     private static void awaitIdle(PrefetchServer server, PrintStream log) throws InterruptedException {
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
+        int parked = server.freeParkedSessions();
         while (server.sessions() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
@@ -265,7 +267,8 @@ final class ServeBench {
             throw new IllegalStateException("serve-bench: " + server.sessions() + " sessions still held 30 s after their "
                     + "clients closed: " + server.allocator().describeOutstanding());
         }
-        log.printf(java.util.Locale.ROOT, "serve-bench: every session freed %.3f s after the row%n", (System.nanoTime() - t0) / 1e9);
+        log.printf(java.util.Locale.ROOT, "serve-bench: every session freed %.3f s after the row (%d of them parked for a next "
+                + "epoch)%n", (System.nanoTime() - t0) / 1e9, parked);
     }
 
     private static Row row(String id, String what, Moved m, String ratioTo, String acceptance) {

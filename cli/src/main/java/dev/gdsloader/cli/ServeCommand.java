@@ -88,6 +88,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "their last session (default: ${DEFAULT-VALUE})")
     long registrationLingerSeconds;
 
+    @Option(names = "--session-linger", paramLabel = "SECONDS", defaultValue = "5",
+            description = "seconds a session stays parked after its stream for the same client's next epoch (whose reads "
+                    + "its loader starts at once) or after GetFlightInfo for the client's first stream, so that an epoch "
+                    + "does not build a new loader; 0 frees each session with its call (default: ${DEFAULT-VALUE})")
+    long sessionLingerSeconds;
+
     @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class,
             description = "native memory for all sessions' loaders together, host and device each, e.g. 16GiB; at most the "
                     + "machine's physical memory (default: 4GiB)")
@@ -142,8 +148,13 @@ final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--registration-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
                     + registrationLingerSeconds);
         }
+        if (sessionLingerSeconds < 0 || sessionLingerSeconds > MAX_LINGER_SECONDS) {
+            throw new IllegalArgumentException("--session-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
+                    + sessionLingerSeconds);
+        }
         PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits())
-                .registrationLinger(java.time.Duration.ofSeconds(registrationLingerSeconds));
+                .registrationLinger(java.time.Duration.ofSeconds(registrationLingerSeconds))
+                .sessionLinger(java.time.Duration.ofSeconds(sessionLingerSeconds));
         if (allowSystemRoot) {
             b.allowSystemRoot();
         }

@@ -98,6 +98,7 @@ class ServeCommandTest {
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
             {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
             {"--registration-linger", "-5", "--registration-linger must be 0..86400 seconds (a day), got -5"},
+            {"--session-linger", "-5", "--session-linger must be 0..86400 seconds (a day), got -5"},
             {"--max-connections", "0", "--max-connections 0: limit connections must be > 0"},
             {"--idle-timeout", "0", "--idle-timeout 0: must be at least 1 second"},
             {"--memory-budget", "0", "--memory-budget 0: limit memoryBudget must be > 0 bytes"},

@@ -68,7 +68,7 @@ final class HostStream {
             listener.start(root);
             Handoff handoff = Handoff.install(listener, root);
             VectorLoader vectors = new VectorLoader(root);
-            Iterator<Batch> epoch = loader.iterator();
+            Iterator<Batch> epoch = session.epoch(); // started ahead when the session was parked
             while (true) {
                 awaitReady(listener, closing);
                 awaitFreeSlot(loader.slots());

@@ -3,6 +3,7 @@ package dev.gdsloader.service;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.memory.MemoryBudgetException;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * The Flight RPCs of a {@link PrefetchServer} (service/README.md): ListFlights, GetFlightInfo, DoGet (HOST delivery,
  * {@link HostStream}) and DoExchange (CUDA_IPC delivery, {@link IpcExchange}); DoPut and actions are refused. Each
- * stream opens a {@link Session}; failures become Flight statuses through {@link Errors}. Thread-safe.
+ * stream opens a {@link Session} or reuses a parked one ({@link ParkedSessions}: the session of the client's previous
+ * epoch, or of its GetFlightInfo); failures become Flight statuses through {@link Errors}. Thread-safe.
  */
 final class PrefetchProducer implements FlightProducer {
     private static final Logger LOG = Logger.getLogger(PrefetchProducer.class.getName());
@@ -55,9 +57,12 @@ final class PrefetchProducer implements FlightProducer {
     private final Cluster cluster;
     /** The bearer token this server requires, sent to the other members of its cluster too (they share it); or null. */
     private final String token;
+    /** Sessions kept between a client's streams, owned by the server. */
+    private final ParkedSessions parked;
 
     PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
-                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token) {
+                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token, ParkedSessions parked) {
+        this.parked = parked;
         this.cluster = cluster;
         this.token = token;
         this.root = root;
@@ -74,6 +79,19 @@ final class PrefetchProducer implements FlightProducer {
         return ids.get();
     }
 
+    /**
+     * The session of a stream: the one parked under {@code key} (its next epoch, or a GetFlightInfo's), else a new one.
+     */
+    private Session session(ParkedSessions.Key key) throws IOException {
+        Session s = parked.take(key);
+        if (s == null) {
+            return open(key.request());
+        }
+        s.serve(key.request());
+        return s;
+    }
+
+    /** Opens a new session; when the memory budget refuses it while sessions are parked, frees those and tries again. */
     private Session open(Request r) throws IOException {
         if (closing.getAsBoolean()) {
             throw Errors.shuttingDown();
@@ -81,12 +99,27 @@ final class PrefetchProducer implements FlightProducer {
         Session s;
         try {
             s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
+        } catch (MemoryBudgetException e) {
+            if (!evictParked()) {
+                throw e;
+            }
+            s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
         } catch (IllegalStateException e) {
             // the loader's "not possible here" (a path this machine cannot take): the request's fault, not the server's
             throw new IllegalArgumentException(e.getMessage(), e);
         }
         sessions.add(s);
         return s;
+    }
+
+    /** @return whether parked sessions were freed (their memory back in the budget) */
+    private boolean evictParked() {
+        try {
+            return parked.evictAll(Session.DRAIN_MILLIS + 1_000) > 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     @Override
@@ -100,9 +133,12 @@ final class PrefetchProducer implements FlightProducer {
             if (r.delivery() != Delivery.HOST) {
                 throw new IllegalArgumentException("DoGet streams HOST delivery; delivery " + r.delivery() + " is a DoExchange");
             }
-            s = open(r);
+            s = session(new ParkedSessions.Key(r, t.part(), context.peerIdentity()));
             ClusterInfo.streamPart(cluster, t.part(), s);
             new HostStream(s, listener, closing).run();
+            // sent to its end: kept for the client's next epoch, which its loader starts now
+            parked.park(new ParkedSessions.Key(r.forEpoch(r.epoch() + 1), t.part(), context.peerIdentity()), s, true);
+            s = null;
         } catch (Throwable t) {
             fail(listener, t, what);
         } finally {
@@ -127,7 +163,7 @@ final class PrefetchProducer implements FlightProducer {
             if (r.delivery() != Delivery.CUDA_IPC) {
                 throw new IllegalArgumentException("DoExchange streams CUDA_IPC delivery; delivery " + r.delivery() + " is a DoGet");
             }
-            s = open(r);
+            s = session(new ParkedSessions.Key(r, t.part(), context.peerIdentity()));
             ClusterInfo.streamPart(cluster, t.part(), s);
             new IpcExchange(s, reader, writer, closing).run();
         } catch (Throwable t) {
@@ -168,16 +204,20 @@ final class PrefetchProducer implements FlightProducer {
             what = "GetFlightInfo of '" + r.dataset() + "'";
             ClusterInfo.requireOwn(cluster, t.part());
             if (cluster != null && t.part() == null) {
-                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p), arrow, token);
+                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p, null), arrow, token);
             }
-            return localInfo(descriptor, r, t.part());
+            // a single server keeps the session for the stream the client opens next
+            return localInfo(descriptor, r, t.part(), cluster == null ? context.peerIdentity() : null);
         } catch (Throwable t) {
             throw Errors.toStatus(t, root, what);
         }
     }
 
-    /** This server's FlightInfo for {@code r} (of its own part {@code part}, an ask, when it is in a cluster). */
-    private FlightInfo localInfo(FlightDescriptor descriptor, Request r, Part part) {
+    /**
+     * This server's FlightInfo for {@code r} (of its own part {@code part}, an ask, when it is in a cluster); its session
+     * is parked for {@code r} under {@code peer}, or freed when {@code peer} is null.
+     */
+    private FlightInfo localInfo(FlightDescriptor descriptor, Request r, Part part, String peer) {
         try {
             // the session's own checks and budget, its loader built and closed at once
             Session s = open(r);
@@ -197,7 +237,11 @@ final class PrefetchProducer implements FlightProducer {
                 return FlightInfo.builder(schema, descriptor, List.of(endpoint))
                         .setRecords(records).setBytes(-1).setAppMetadata(meta.toString().getBytes(StandardCharsets.UTF_8)).build();
             } finally {
-                s.unhold();
+                if (peer != null) {
+                    parked.park(new ParkedSessions.Key(r, part, peer), s, false);
+                } else {
+                    s.unhold();
+                }
             }
         } catch (IOException e) {
             throw Errors.toStatus(e, root, "GetFlightInfo of '" + r.dataset() + "'");

@@ -77,6 +77,8 @@ public final class PrefetchServer implements AutoCloseable {
     /** Default of {@link Builder#registrationLinger}, seconds. */
     public static final long DEFAULT_REGISTRATION_LINGER_SECONDS = 30;
     private static final Duration DEFAULT_REGISTRATION_LINGER = Duration.ofSeconds(DEFAULT_REGISTRATION_LINGER_SECONDS);
+    /** Default of {@link Builder#sessionLinger}, ms. */
+    public static final long DEFAULT_SESSION_LINGER_MILLIS = 5_000;
 
     private final DatasetRoot root;
     private final NativeAllocator allocator;
@@ -89,6 +91,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final ExecutorService cleanup;
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     private final PrefetchProducer producer;
+    /** Sessions kept between a client's streams (its next epoch, or the stream after its GetFlightInfo). */
+    private final ParkedSessions parked;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final InetSocketAddress address;
     private final boolean tls;
@@ -126,8 +130,9 @@ public final class PrefetchServer implements AutoCloseable {
         this.ownsArrow = b.arrow == null;
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + root.realPath(), 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
+        this.parked = new ParkedSessions(b.sessionLinger, limits.sessions(), cleanup);
         this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
-                b.cluster, b.token);
+                b.cluster, b.token, parked);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
         Consumer<NettyServerBuilder> transport = nb -> {
@@ -149,6 +154,7 @@ public final class PrefetchServer implements AutoCloseable {
             s = fb.build();
         } catch (IOException | RuntimeException e) {
             shutdown(boss, workers);
+            parked.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -160,6 +166,7 @@ public final class PrefetchServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             closeQuietly(s);
             shutdown(boss, workers);
+            parked.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -297,15 +304,38 @@ public final class PrefetchServer implements AutoCloseable {
         return guard;
     }
 
-    /** @return sessions not yet freed: streams in progress, and finished ones whose last buffers gRPC still holds */
+    /**
+     * @return sessions not yet freed and not parked: streams in progress, and finished ones whose last buffers gRPC
+     *     still holds (a snapshot: sessions move between the two counts as streams end and start)
+     */
     public int sessions() {
-        return sessions.size();
+        return Math.max(0, sessions.size() - parked.size());
     }
 
     /**
-     * @return sessions opened since the server started: one per GetFlightInfo (its loader built and closed at once), per
-     *     stream (DoGet) and per exchange (DoExchange) that passed its checks; a CUDA_IPC exchange continued across
-     *     epochs ({@code {"next": E+1}}) stays one session
+     * @return sessions parked for a client's next stream ({@link Builder#sessionLinger}): each holds its loader and ring
+     *     until a stream takes it, its linger passes, a new session needs its memory or the server closes
+     */
+    public int parkedSessions() {
+        return parked.size();
+    }
+
+    /**
+     * Frees every parked session now and waits until their memory is back in the server's allocator (e.g. between two
+     * benchmark rows, so that no parked loader reads ahead during the next).
+     *
+     * @return how many were parked
+     * @throws InterruptedException if interrupted while waiting (at most about 3 s)
+     */
+    public int freeParkedSessions() throws InterruptedException {
+        return parked.evictAll(Session.DRAIN_MILLIS + 1_000);
+    }
+
+    /**
+     * @return sessions opened since the server started: one per GetFlightInfo, per stream (DoGet) and per exchange
+     *     (DoExchange) that passed its checks and found no parked session to reuse ({@link Builder#sessionLinger}: a
+     *     client's next epoch, or its first stream after GetFlightInfo); a CUDA_IPC exchange continued across epochs
+     *     ({@code {"next": E+1}}) stays one session
      */
     public long sessionsOpened() {
         return producer.sessionsOpened();
@@ -340,6 +370,7 @@ public final class PrefetchServer implements AutoCloseable {
             // close, waiting for a GOAWAY queued behind the unread data, gave up: shutting the event loops down closes
             // such connections at once, and their queued writes (our batches) are released
             flight.shutdown();
+            parked.close();
             awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000), false);
             shutdown(boss, workers);
             // gRPC's server hears of a transport's end on that transport's event loop: a connection that was still open
@@ -384,6 +415,7 @@ public final class PrefetchServer implements AutoCloseable {
         private Path tlsKey;
         private ServerLimits limits = ServerLimits.defaults();
         private Duration registrationLinger = DEFAULT_REGISTRATION_LINGER;
+        private Duration sessionLinger = Duration.ofMillis(DEFAULT_SESSION_LINGER_MILLIS);
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -513,6 +545,29 @@ public final class PrefetchServer implements AutoCloseable {
                 throw new IllegalArgumentException("registration linger must be >= 0, got " + linger);
             }
             this.registrationLinger = linger;
+            return this;
+        }
+
+        /**
+         * How long a session stays parked after its call for the same client's next stream of the same request
+         * ({@link ParkedSessions}, service/README.md "Sessions across epochs"): a {@code DoGet} sent to its end is kept
+         * for the client's next epoch, whose reads its loader starts at once, and a {@code GetFlightInfo}'s session for
+         * the client's first stream. A new session per epoch builds its loader, allocates and first touches its ring
+         * and starts its threads again; with 32 clients reading 2 GiB that took most of each epoch (session 7 of
+         * BENCHMARKS.md). Parked sessions hold their ring in the server's memory budget until taken, their linger
+         * passes, a new session needs the memory, or the server closes; at most {@link ServerLimits#sessions()} are
+         * parked.
+         *
+         * @param linger zero or more (default {@value #DEFAULT_SESSION_LINGER_MILLIS} ms; zero frees each session with
+         *     its call)
+         * @return this
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder sessionLinger(Duration linger) {
+            if (linger.isNegative()) {
+                throw new IllegalArgumentException("session linger must be >= 0, got " + linger);
+            }
+            this.sessionLinger = linger;
             return this;
         }
 

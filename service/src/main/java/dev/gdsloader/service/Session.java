@@ -1,5 +1,6 @@
 package dev.gdsloader.service;
 
+import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
@@ -8,6 +9,7 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Iterator;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +29,10 @@ import org.apache.arrow.memory.BufferAllocator;
  * them, and the last {@code unhold} frees the loader and both allocators on the server's cleanup executor (a loader's
  * close may wait for reads in flight, which must not happen on a transport thread). Thread-safe for hold/unhold;
  * {@link #loader()} is for the stream's one thread.
+ *
+ * <p>Reuse ({@link ParkedSessions}): between streams a session may be parked, holding the loader and its ring for the
+ * same client's next stream of the same request; {@link #park()}, {@link #prestart()}, {@link #unpark()} and
+ * {@link #epoch()} synchronise on the session, so a parked session's next epoch is started once at most.
  */
 final class Session {
     private static final Logger LOG = Logger.getLogger(Session.class.getName());
@@ -35,11 +41,16 @@ final class Session {
     private final NativeAllocator memory;
     private final BufferAllocator arrow;
     private final GdsLoader loader;
-    private final Request request;
+    /** The request being served: the opening one, or the one a reuse serves ({@link #serve}). */
+    private volatile Request request;
     private final AtomicInteger holds = new AtomicInteger(1);
     private final Executor cleanup;
     private final Consumer<Session> onFreed;
     private final CountDownLatch freed = new CountDownLatch(1);
+    /** Parked for reuse ({@link ParkedSessions}); guarded by this. */
+    private boolean parked;
+    /** An epoch started while parked ({@link #prestart()}), handed to the next stream by {@link #epoch()}; guarded by this. */
+    private Iterator<Batch> started;
     /** Added to the loader's record indices in {@code _record} (a cluster part's first global record), 0 by default. */
     private volatile long recordOffset;
 
@@ -136,9 +147,91 @@ final class Session {
         return loader;
     }
 
-    /** @return the request that opened the session */
+    /** @return the request the session serves (the one that opened it, or that of its latest reuse) */
     Request request() {
         return request;
+    }
+
+    /**
+     * A reused session takes up a new request (equal to the one it was parked for but for its state and epoch).
+     *
+     * @param r the request its next stream serves
+     */
+    void serve(Request r) {
+        this.request = r;
+    }
+
+    /** Marks the session parked: {@link #prestart()} may start its next epoch until {@link #unpark()}. */
+    synchronized void park() {
+        parked = true;
+    }
+
+    /**
+     * Leaves the parked state (a stream takes the session, or it expires); waits for a {@link #prestart()} in progress.
+     */
+    synchronized void unpark() {
+        parked = false;
+    }
+
+    /**
+     * Starts the loader's next epoch while the session is parked, so that its ring fills before the client asks: once
+     * every batch of the previous epoch is back (only the parking's hold is left, waited for up to
+     * {@link #DRAIN_MILLIS}); nothing if the session is no longer parked or the batches did not come back. Runs on the
+     * cleanup executor.
+     */
+    synchronized void prestart() {
+        if (!parked || started != null || !awaitSoleHolder()) {
+            return;
+        }
+        try {
+            started = loader.iterator();
+        } catch (RuntimeException e) { // the stream that takes the session starts the epoch itself and reports it
+            LOG.log(Level.FINE, "gdsloader: session " + id + ": the next epoch could not be started ahead", e);
+        }
+    }
+
+    /**
+     * Starts the epoch a stream sends: the one {@link #prestart()} started, or the loader's next (a reused session first
+     * waits up to {@link #DRAIN_MILLIS} for the previous epoch's batches that gRPC still holds).
+     *
+     * @return the epoch's batches
+     * @throws IllegalStateException if batches of the previous epoch are still held after the wait (naming how many)
+     */
+    synchronized Iterator<Batch> epoch() {
+        parked = false;
+        Iterator<Batch> it = started;
+        started = null;
+        if (it != null) {
+            return it;
+        }
+        awaitSoleHolder();
+        return loader.iterator();
+    }
+
+    /** Waits up to {@link #DRAIN_MILLIS} until the caller's is the only hold left; @return whether it is */
+    private boolean awaitSoleHolder() {
+        return await(() -> holds.get() <= 1) && holds.get() == 1;
+    }
+
+    /**
+     * Polls {@code done} every millisecond for up to {@link #DRAIN_MILLIS}.
+     *
+     * @return whether it held in time (false if interrupted, with the interrupt flag set again)
+     */
+    private static boolean await(java.util.function.BooleanSupplier done) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_MILLIS);
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -229,14 +322,6 @@ final class Session {
      * is then named by {@link BufferAllocator#close()}.
      */
     private void awaitArrowReleased() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_MILLIS);
-        while (arrow.getAllocatedMemory() > 0 && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
+        await(() -> arrow.getAllocatedMemory() == 0);
     }
 }

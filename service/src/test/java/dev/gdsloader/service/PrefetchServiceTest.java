@@ -52,40 +52,6 @@ class PrefetchServiceTest extends ServiceTestBase {
                 .timeout(Duration.ofSeconds(30));
     }
 
-    /** Every record of one epoch on one rank, checked byte for byte; @return the record indices seen, in order. */
-    private static List<Long> epoch(PrefetchClient c, long expectedEpoch) {
-        List<Long> seen = new ArrayList<>();
-        long index = 0;
-        for (RemoteBatch b : c) {
-            try (b) {
-                assertEquals(expectedEpoch, b.epoch());
-                assertEquals(index++, b.index());
-                checkBytes(b);
-                for (long r : b.recordIndices()) {
-                    seen.add(r);
-                }
-            }
-        }
-        assertEquals(c.batchesPerEpoch(), index);
-        return seen;
-    }
-
-    private static void checkBytes(RemoteBatch b) {
-        assertEquals(Delivery.HOST, b.delivery());
-        long[] rec = b.recordIndices();
-        RemoteColumn x = b.column("x");
-        assertEquals(DType.UINT8, x.dtype());
-        assertArrayEquals(new long[] {rec.length, ServiceShards.X_BYTES}, x.shape());
-        assertEquals((long) rec.length * ServiceShards.X_BYTES, x.bytes());
-        assertArrayEquals(ServiceShards.expected("x", rec), x.toByteArray(), "x of " + b);
-        RemoteColumn y = b.column("y");
-        assertEquals(DType.INT32, y.dtype());
-        ByteBuffer yb = y.hostBuffer();
-        byte[] ys = new byte[yb.remaining()];
-        yb.get(ys);
-        assertArrayEquals(ServiceShards.expected("y", rec), ys, "y of " + b);
-    }
-
     @Test
     void twoRanksGetDisjointRecordsCoveringTheDatasetExactlyOnceWithByteExactPayloads() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
@@ -544,6 +510,10 @@ class PrefetchServiceTest extends ServiceTestBase {
             }
         }
         awaitSessions(0);
+        // the session stays parked for the client's next epoch (its ring charged), until freed
+        assertEquals(1, server.parkedSessions());
+        assertTrue(server.allocator().outstandingBytes() > 0, server.allocator().describeOutstanding());
+        assertEquals(1, server.freeParkedSessions());
         assertEquals(0, server.allocator().outstandingBytes());
         assertEquals(0, server.arrowAllocator().getAllocatedMemory());
     }

@@ -1,8 +1,13 @@
 package dev.gdsloader.service;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.gdsloader.formats.DType;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,5 +63,39 @@ abstract class ServiceTestBase {
             });
             assertEquals(n, server.sessions(), "sessions still holding a loader; threads:" + dump);
         }
+    }
+
+    /** Every record of one epoch on one rank, checked byte for byte; @return the record indices seen, in order. */
+    static List<Long> epoch(PrefetchClient c, long expectedEpoch) {
+        List<Long> seen = new ArrayList<>();
+        long index = 0;
+        for (RemoteBatch b : c) {
+            try (b) {
+                assertEquals(expectedEpoch, b.epoch());
+                assertEquals(index++, b.index());
+                checkBytes(b);
+                for (long r : b.recordIndices()) {
+                    seen.add(r);
+                }
+            }
+        }
+        assertEquals(c.batchesPerEpoch(), index);
+        return seen;
+    }
+
+    static void checkBytes(RemoteBatch b) {
+        assertEquals(Delivery.HOST, b.delivery());
+        long[] rec = b.recordIndices();
+        RemoteColumn x = b.column("x");
+        assertEquals(DType.UINT8, x.dtype());
+        assertArrayEquals(new long[] {rec.length, ServiceShards.X_BYTES}, x.shape());
+        assertEquals((long) rec.length * ServiceShards.X_BYTES, x.bytes());
+        assertArrayEquals(ServiceShards.expected("x", rec), x.toByteArray(), "x of " + b);
+        RemoteColumn y = b.column("y");
+        assertEquals(DType.INT32, y.dtype());
+        ByteBuffer yb = y.hostBuffer();
+        byte[] ys = new byte[yb.remaining()];
+        yb.get(ys);
+        assertArrayEquals(ServiceShards.expected("y", rec), ys, "y of " + b);
     }
 }
