@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * records from arbitrary device-readable addresses (device memory, or host memory the device can read: pinned memory
  * from {@code cudaHostAlloc}, or a mapping registered with {@code cudaHostRegister(..., Mapped)}) into device memory.
  * One warp copies one record or entry at a time (grid-stride), with 16-byte loads and stores where addresses and
- * length allow, 4-byte words where all are multiples of 4, single bytes otherwise.
+ * length allow, 4-byte words where all are multiples of 4, single bytes otherwise; each lane has up to 4 loads in
+ * flight before it stores (reads of mapped host memory cross PCIe, about a microsecond each).
  * <ul>
  *   <li>{@code gather_records(src, dst, record_bytes, n)}: record {@code i} of {@code n}, at the address
  *       {@code src[i]}, lands at {@code dst + i * record_bytes} (records of one size, in batch order: 8 bytes of
@@ -40,10 +41,22 @@ public final class GatherKernel implements AutoCloseable {
 
     /** The CUDA C++ source of both kernels (every parameter 64-bit, see {@link CudaModule#launch}). */
     public static final String SOURCE = """
+            // a warp copies words [0, bytes / sizeof(T)): each lane loads up to 4 words (lane, +32, +64, +96) before it
+            // stores any, so 4 reads per lane are in flight over PCIe at once instead of 1 (a store cannot be moved
+            // above the next load by the compiler without knowing that s and d do not overlap)
             #define GATHER_COPY(T, s, d, bytes, lane) { \\
-                const T* s_ = (const T*) (s); T* d_ = (T*) (d); \\
-                unsigned long long words_ = (bytes) / sizeof(T); \\
-                for (unsigned long long k = (lane); k < words_; k += 32) d_[k] = s_[k]; }
+                const T* __restrict__ s_ = (const T*) (s); T* __restrict__ d_ = (T*) (d); \\
+                const unsigned long long words_ = (bytes) / sizeof(T); \\
+                for (unsigned long long k = (lane); k < words_; k += 128) { \\
+                    const bool p1 = k + 32 < words_, p2 = k + 64 < words_, p3 = k + 96 < words_; \\
+                    T a0 = s_[k], a1, a2, a3; \\
+                    if (p1) a1 = s_[k + 32]; \\
+                    if (p2) a2 = s_[k + 64]; \\
+                    if (p3) a3 = s_[k + 96]; \\
+                    d_[k] = a0; \\
+                    if (p1) d_[k + 32] = a1; \\
+                    if (p2) d_[k + 64] = a2; \\
+                    if (p3) d_[k + 96] = a3; } }
 
             // record r of n: dst[r * record_bytes, +record_bytes) = bytes at src[r]; one warp per record
             extern "C" __global__ void gather_records(const unsigned long long* src, unsigned char* dst,
