@@ -48,19 +48,35 @@ final class Checks {
      * @param option the option's name, e.g. {@code --threads}
      * @param min smallest allowed
      * @param max largest allowed ({@link Long#MAX_VALUE}: no upper bound)
+     * @param unit what the numbers count, e.g. {@code seconds}, {@code bytes}; empty for plain counts
      */
-    record Range(String option, long min, long max) {
+    record Range(String option, long min, long max, String unit) {
         /**
-         * @param value the value given
-         * @throws IllegalArgumentException {@code <option> must be <min>..<max>, got <value>} if outside
+         * A range of plain counts (no unit).
+         *
+         * @param option the option's name
+         * @param min smallest allowed
+         * @param max largest allowed ({@link Long#MAX_VALUE}: no upper bound)
          */
-        void check(long value) {
-            range(option, value, min, max);
+        Range(String option, long min, long max) {
+            this(option, min, max, "");
         }
 
-        /** @return {@code min..max}, or {@code >= min} without an upper bound */
+        /**
+         * @param value the value given
+         * @throws IllegalArgumentException {@code <option> must be <min>..<max> [unit], got <value>} if outside; a
+         *     size of 1 MiB or more in {@code bytes} also as {@link ByteSize#format}, e.g. {@code got 3221225472 (3.00 GiB)}
+         */
+        void check(long value) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(option + " must be " + text() + ", got " + value
+                        + (unit.equals("bytes") && value >= 1L << 20 ? " (" + ByteSize.format(value) + ")" : ""));
+            }
+        }
+
+        /** @return {@code min..max}, or {@code >= min} without an upper bound, then the unit if any */
         String text() {
-            return max == Long.MAX_VALUE ? ">= " + min : min + ".." + max;
+            return (max == Long.MAX_VALUE ? ">= " + min : min + ".." + max) + (unit.isEmpty() ? "" : " " + unit);
         }
 
         /**
@@ -106,10 +122,7 @@ final class Checks {
      * @throws IllegalArgumentException if the value lies outside min..max
      */
     static void range(String option, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(option + " must be " + (max == Long.MAX_VALUE
-                    ? ">= " + min : min + ".." + max) + ", got " + value);
-        }
+        new Range(option, min, max).check(value);
     }
 
     /**

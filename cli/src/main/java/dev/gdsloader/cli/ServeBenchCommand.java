@@ -48,11 +48,24 @@ final class ServeBenchCommand implements Callable<Integer> {
     private static final Checks.Range IPC_EPOCHS = new Checks.Range("--ipc-epochs", 1, 1000);
     private static final Checks.Range DEPTH = new Checks.Range("--prefetch-depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
 
-    @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "16GiB",
-            description = "the server's native memory budget (serve --memory-budget; default here: ${DEFAULT-VALUE}, "
-                    + "serve's own default is 4GiB): N clients opening at once each hold a GetFlightInfo loader and a "
-                    + "stream loader for a moment, 2 rings per client")
-    long memoryBudget;
+    @Option(names = "--memory-budget", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "the server's native memory budget (serve --memory-budget, refused the same way above the "
+                    + "machine's physical memory; default here: 16GiB, or the physical memory if less; serve's own default "
+                    + "is 4GiB): N clients opening at once each hold a GetFlightInfo loader and a stream loader for a "
+                    + "moment, 2 rings per client")
+    Long memoryBudget;
+
+    /** serve-bench's own default {@code --memory-budget}, bytes, on a machine with at least this much physical memory. */
+    static final long DEFAULT_MEMORY_BUDGET = 16L << 30;
+
+    /**
+     * @param physical this machine's physical memory, bytes
+     * @return the {@code --memory-budget} serve-bench uses when none is given: {@link #DEFAULT_MEMORY_BUDGET}, or
+     *     {@code physical} if less (which serve's check would refuse)
+     */
+    static long defaultMemoryBudget(long physical) {
+        return Math.min(DEFAULT_MEMORY_BUDGET, physical);
+    }
 
     @Option(names = "--prefetch-depth", defaultValue = "4", description = "slots of every loader of the run (the server's "
             + "sessions and the in-process loader alike); a CUDA IPC client holds at most this many batches (default: "
@@ -108,11 +121,17 @@ final class ServeBenchCommand implements Callable<Integer> {
             IPC_EPOCHS.check(ipcEpochs);
         }
         TIMEOUT.check(timeoutSeconds);
-        Checks.range("--memory-budget", memoryBudget, 1, Long.MAX_VALUE); // as serve names it, not ServerLimits' field
+        long budget = memoryBudget != null ? ServeCommand.checkMemoryBudget(memoryBudget)
+                : defaultMemoryBudget(dev.gdsloader.memory.NativeAllocator.hostMemoryBytes());
         List<Integer> many = new ArrayList<>();
+        java.util.Set<Integer> given = new java.util.HashSet<>();
         for (int n : clients) {
             CLIENTS.check(n);
-            if (n > 1 && !many.contains(n)) {
+            if (!given.add(n)) { // a row twice is a typo, not a request: say so rather than run it once
+                throw new IllegalArgumentException("--clients: " + n + " is given twice (" + clients.stream().map(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(",")) + "); each count is one row");
+            }
+            if (n > 1) {
                 many.add(n);
             }
         }
@@ -145,7 +164,7 @@ final class ServeBenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--python: '" + py.get(0) + "' is not an executable file nor a program on PATH");
         }
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
-                Duration.ofSeconds(timeoutSeconds), memoryBudget, trace, ipcEpochs != null ? ipcEpochs : epochs);
+                Duration.ofSeconds(timeoutSeconds), budget, trace, ipcEpochs != null ? ipcEpochs : epochs);
         List<ServeBench.Row> rows = ServeBench.run(config, System.out);
         ServeBench.print(rows, System.out);
         String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());

@@ -75,9 +75,17 @@ final class ServeCommand implements Callable<Integer> {
             description = "largest message a client may send, e.g. 1MiB (default: 1MiB); batches sent are not limited by it")
     Long maxMessage;
 
-    /** Declared ranges: a value beyond an int names the option's own range (the port is also checked by the server). */
+    /**
+     * Declared ranges, checked before the server (or {@link ServerLimits}) sees a value, so that a refusal and a value
+     * beyond an int name the option and its own range (the port is also checked by the server).
+     */
     private static final Checks.Range PORT = new Checks.Range("--port", 0, 65535);
-    private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE);
+    private static final Checks.Range CONNECTIONS = new Checks.Range("--max-connections", 1, Integer.MAX_VALUE);
+    private static final Checks.Range SESSIONS = new Checks.Range("--max-sessions", 1, Integer.MAX_VALUE);
+    private static final Checks.Range SESSIONS_PER_CLIENT = new Checks.Range("--max-sessions-per-client", 1, Integer.MAX_VALUE);
+    private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
+    private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
+    private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
 
     /** The longest {@code --registration-linger}, seconds: a day. */
     static final long MAX_LINGER_SECONDS = 86_400;
@@ -102,43 +110,57 @@ final class ServeCommand implements Callable<Integer> {
     /** @return the limits asked for on the command line over {@link ServerLimits#defaults()} */
     ServerLimits limits() {
         ServerLimits l = ServerLimits.defaults();
-        l = limit(l, "--max-connections", maxConnections, ServerLimits::withConnections);
-        l = limit(l, "--max-sessions", maxSessions, ServerLimits::withSessions);
-        l = limit(l, "--max-sessions-per-client", maxSessionsPerClient, ServerLimits::withSessionsPerClient);
-        l = limit(l, "--max-calls-per-connection", maxCallsPerConnection, ServerLimits::withCallsPerConnection);
-        if (idleTimeoutSeconds != null && idleTimeoutSeconds < 1) {
-            throw new IllegalArgumentException("--idle-timeout " + idleTimeoutSeconds + ": must be at least 1 second");
-        }
-        l = limit(l, "--idle-timeout", idleTimeoutSeconds, (x, v) -> x.withIdleTimeout(java.time.Duration.ofSeconds(v)));
-        if (maxMessage != null) {
-            if (maxMessage > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("--max-message: at most " + Integer.MAX_VALUE + " bytes, got " + maxMessage);
-            }
-            l = limit(l, "--max-message", maxMessage.intValue(), ServerLimits::withMaxMessageBytes);
-        }
+        l = limit(l, CONNECTIONS, maxConnections, ServerLimits::withConnections);
+        l = limit(l, SESSIONS, maxSessions, ServerLimits::withSessions);
+        l = limit(l, SESSIONS_PER_CLIENT, maxSessionsPerClient, ServerLimits::withSessionsPerClient);
+        l = limit(l, CALLS, maxCallsPerConnection, ServerLimits::withCallsPerConnection);
+        l = limit(l, IDLE, idleTimeoutSeconds, (x, v) -> x.withIdleTimeout(java.time.Duration.ofSeconds(v)));
+        l = limit(l, MAX_MESSAGE, maxMessage, (x, v) -> x.withMaxMessageBytes(Math.toIntExact(v)));
         if (maxSessionsPerClient != null && maxSessionsPerClient > l.sessions()) {
             throw new IllegalArgumentException("--max-sessions-per-client " + maxSessionsPerClient + " is more than --max-sessions "
                     + l.sessions() + (maxSessions == null ? " (its default)" : "") + ": one client cannot have more streams than the server");
         }
-        long physical = NativeAllocator.hostMemoryBytes();
-        if (memoryBudget != null && memoryBudget > physical) {
-            throw new IllegalArgumentException("--memory-budget " + ByteSize.format(memoryBudget) + " (" + memoryBudget + " B) is more than "
-                    + "this machine's physical memory, " + ByteSize.format(physical) + " (" + physical + " B): the budget bounds the "
-                    + "sessions' host memory too (host and device each)");
-        }
-        return limit(l, "--memory-budget", memoryBudget, ServerLimits::withMemoryBudget);
+        return memoryBudget == null ? l : l.withMemoryBudget(checkMemoryBudget(memoryBudget));
     }
 
-    /** @return {@code l} with {@code value} set by {@code with}, or {@code l} if not given; a refusal names the option */
-    private static <T> ServerLimits limit(ServerLimits l, String option, T value, java.util.function.BiFunction<ServerLimits, T, ServerLimits> with) {
+    /**
+     * @return {@code l} with {@code value} set by {@code with}, or {@code l} if not given; a value outside {@code range}, or
+     *     one {@link ServerLimits} refuses, is refused naming the option, the value and what is allowed
+     */
+    private static <T extends Number> ServerLimits limit(ServerLimits l, Checks.Range range, T value,
+                                                         java.util.function.BiFunction<ServerLimits, T, ServerLimits> with) {
         if (value == null) {
             return l;
         }
+        range.check(value.longValue());
         try {
             return with.apply(l, value);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + " " + value + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(range.option() + " " + value + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The check of a server's {@code --memory-budget}, serve's and serve-bench's: at least 1 byte and at most this
+     * machine's physical memory ({@link NativeAllocator#hostMemoryBytes()}), since the budget bounds the sessions' host
+     * memory as well as their device memory.
+     *
+     * @param bytes the budget given, bytes
+     * @return {@code bytes}
+     * @throws IllegalArgumentException naming {@code --memory-budget}, the value and the machine's physical memory
+     */
+    static long checkMemoryBudget(long bytes) {
+        long physical = NativeAllocator.hostMemoryBytes();
+        if (bytes < 1) {
+            throw new IllegalArgumentException("--memory-budget must be 1.." + physical + " bytes (this machine's physical memory, "
+                    + ByteSize.format(physical) + "), got " + bytes);
+        }
+        if (bytes > physical) {
+            throw new IllegalArgumentException("--memory-budget " + ByteSize.format(bytes) + " (" + bytes + " B) is more than "
+                    + "this machine's physical memory, " + ByteSize.format(physical) + " (" + physical + " B): the budget bounds the "
+                    + "sessions' host memory too (host and device each)");
+        }
+        return bytes;
     }
 
     @Override

@@ -362,7 +362,7 @@ class OptionChecksTest {
                 "gdsloader generate: --shards: '99999999999' is out of range: must be 1..2147483647"},
             {"serve", d.toString(), "--port", "99999999999", "gdsloader serve: --port: '99999999999' is out of range: must be 0..65535"},
             {"serve", d.toString(), "--idle-timeout", "99999999999",
-                "gdsloader serve: --idle-timeout: '99999999999' is out of range: must be 1..2147483647"},
+                "gdsloader serve: --idle-timeout: '99999999999' is out of range: must be 1..2147483647 seconds"},
             {"serve-bench", d.toString(), "--prefetch-depth", "99999999999",
                 "gdsloader serve-bench: --prefetch-depth: '99999999999' is out of range: must be 1..64"},
         };

@@ -172,8 +172,49 @@ class ServeBenchCommandTest {
     void aMemoryBudgetOfZeroIsRefusedNamingTheOptionBeforeTheServerStarts() {
         Path data = generate("budget", "64KiB", "1");
         CommandRun r = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--memory-budget", "0");
-        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--memory-budget must be >= 1, got 0");
+        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--memory-budget must be 1..");
         assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
+    }
+
+    /** A new user's {@code --memory-budget 9PiB} was taken: it is refused as serve refuses it, in the same words. */
+    @Test
+    void aMemoryBudgetAboveThePhysicalMemoryIsRefusedAsServeRefusesIt() {
+        Path data = generate("huge", "64KiB", "1");
+        long physical = dev.gdsloader.memory.NativeAllocator.hostMemoryBytes();
+        CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                () -> CommandRun.execute(new ServeBenchCommand(), data.toString(), "--memory-budget", "9PiB", "--clients", "1",
+                        "--epochs", "1"));
+        assertEquals("gdsloader serve-bench: --memory-budget 9.00 PiB (" + (9L << 50) + " B) is more than this machine's physical "
+                + "memory, " + ByteSize.format(physical) + " (" + physical + " B): the budget bounds the sessions' host memory too "
+                + "(host and device each)", r.err().strip(), r.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
+        CommandRun serve = CommandRun.execute(new ServeCommand(), dir.toString(), "--memory-budget", "9PiB");
+        assertEquals(r.err().strip().substring("gdsloader serve-bench".length()), serve.err().strip().substring("gdsloader serve"
+                .length()), "serve and serve-bench refuse it in the same words");
+    }
+
+    /** Without {@code --memory-budget} serve-bench gives its server 16 GiB, or the physical memory where that is less. */
+    @Test
+    void theDefaultMemoryBudgetIsSixteenGibibytesOrThePhysicalMemoryIfLess() {
+        assertEquals(16L << 30, ServeBenchCommand.defaultMemoryBudget(2L << 40));
+        assertEquals(16L << 30, ServeBenchCommand.defaultMemoryBudget(16L << 30));
+        assertEquals(8L << 30, ServeBenchCommand.defaultMemoryBudget(8L << 30));
+    }
+
+    /** A new user's {@code --clients 1,1} ran one host-1 row without a word: a repeated count is refused naming it. */
+    @Test
+    void aRepeatedClientCountIsRefusedNamingIt() {
+        Path data = generate("twice", "64KiB", "1");
+        String[][] cases = {{"1,1", "1"}, {"4,1,4", "4"}, {"1,2,3,2,3", "2"}};
+        for (String[] c : cases) {
+            CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                    () -> CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", c[0], "--epochs", "1"));
+            assertEquals("gdsloader serve-bench: --clients: " + c[1] + " is given twice (" + c[0] + "); each count is one row",
+                    r.err().strip(), r.toString());
+            assertEquals(2, r.exitCode(), r.toString());
+            assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
+        }
     }
 
     /** A dataset whose parent is a system directory (here: reached through a link to {@code /}, as {@code /data} would be). */

@@ -99,9 +99,6 @@ class ServeCommandTest {
             {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
             {"--registration-linger", "-5", "--registration-linger must be 0..86400 seconds (a day), got -5"},
             {"--session-linger", "-5", "--session-linger must be 0..86400 seconds (a day), got -5"},
-            {"--max-connections", "0", "--max-connections 0: limit connections must be > 0"},
-            {"--idle-timeout", "0", "--idle-timeout 0: must be at least 1 second"},
-            {"--memory-budget", "0", "--memory-budget 0: limit memoryBudget must be > 0 bytes"},
             {"--registration-linger", "9223372037", "--registration-linger must be 0..86400 seconds (a day), got 9223372037"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
@@ -169,7 +166,48 @@ class ServeCommandTest {
         assertEquals(dev.gdsloader.service.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
         CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--max-sessions", "0");
         assertEquals(2, r.exitCode(), r.toString());
-        assertEquals("gdsloader serve: --max-sessions 0: limit sessions must be > 0, got 0", r.err().strip(), r.toString());
+        assertEquals("gdsloader serve: --max-sessions must be 1..2147483647, got 0", r.err().strip(), r.toString());
+    }
+
+    /**
+     * Every limit flag's refusal is one line naming the option as typed, the value given and what it allows, in the
+     * option's terms (not {@link dev.gdsloader.service.ServerLimits}' field names such as {@code maxMessageBytes}); a new
+     * user's {@code --max-message 0} got {@code limit maxMessageBytes must be > 0}, and a number past an int got the int's
+     * range, negatives included.
+     */
+    @Test
+    void everyLimitFlagsRefusalNamesTheOptionTheValueAndWhatItAllows(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
+        long physical = dev.gdsloader.memory.NativeAllocator.hostMemoryBytes();
+        String[][] cases = {
+            {"--max-connections", "0", "--max-connections must be 1..2147483647, got 0"},
+            {"--max-connections", "-3", "--max-connections must be 1..2147483647, got -3"},
+            {"--max-connections", "99999999999", "--max-connections: '99999999999' is out of range: must be 1..2147483647"},
+            {"--max-sessions", "0", "--max-sessions must be 1..2147483647, got 0"},
+            {"--max-sessions", "99999999999", "--max-sessions: '99999999999' is out of range: must be 1..2147483647"},
+            {"--max-sessions-per-client", "0", "--max-sessions-per-client must be 1..2147483647, got 0"},
+            {"--max-sessions-per-client", "99999999999", "--max-sessions-per-client: '99999999999' is out of range: must be 1..2147483647"},
+            {"--max-calls-per-connection", "0", "--max-calls-per-connection must be 1..2147483647, got 0"},
+            {"--max-calls-per-connection", "99999999999", "--max-calls-per-connection: '99999999999' is out of range: must be 1..2147483647"},
+            {"--idle-timeout", "-1", "--idle-timeout must be 1..2147483647 seconds, got -1"},
+            {"--idle-timeout", "99999999999", "--idle-timeout: '99999999999' is out of range: must be 1..2147483647 seconds"},
+            {"--max-message", "0", "--max-message must be 1..2147483647 bytes, got 0"},
+            {"--max-message", "0KiB", "--max-message must be 1..2147483647 bytes, got 0"},
+            {"--max-message", "2GiB", "--max-message must be 1..2147483647 bytes, got 2147483648 (2.00 GiB)"},
+            {"--memory-budget", "0", "--memory-budget must be 1.." + physical + " bytes (this machine's physical memory, "
+                + ByteSize.format(physical) + "), got 0"},
+        };
+        for (String[] c : cases) {
+            CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20),
+                    () -> CommandRun.execute(new ServeCommand(), root.toString(), c[0], c[1]));
+            assertEquals(2, r.exitCode(), r.toString());
+            assertEquals("gdsloader serve: " + c[2], r.err().lines().findFirst().orElse(""), String.join(" ", c) + ": " + r);
+            assertTrue(r.out().isEmpty(), "nothing served: " + r);
+        }
+        ServeCommand largest = new ServeCommand(); // the top of each range is taken
+        new picocli.CommandLine(largest).parseArgs(root.toString(), "--max-message", Integer.toString(Integer.MAX_VALUE),
+                "--max-connections", Integer.toString(Integer.MAX_VALUE), "--idle-timeout", Integer.toString(Integer.MAX_VALUE));
+        assertEquals(Integer.MAX_VALUE, largest.limits().maxMessageBytes());
+        assertEquals(Integer.MAX_VALUE, largest.limits().connections());
     }
 
     @Test
