@@ -705,9 +705,10 @@ public final class MappedEngine implements IoEngine {
                 return Verdict.yes(staged);
             }
             long total = files.values().stream().mapToLong(Long::longValue).sum();
-            return Verdict.yes((stagedRuns == 0 ? "the dataset (" : "the dataset's mappable shards (") + MemoryUsage.size(total)
-                    + (stagedRuns == 0 ? ") fits" : ") fit") + " the host budget and " + support + ": shards registered, read by the GPU from the page cache"
-                    + (staged.isEmpty() ? "" : "; " + staged));
+            String what = stagedRuns == 0 ? "the dataset (" + MemoryUsage.size(total) + ") fits"
+                    : "the dataset's mappable shards (" + MemoryUsage.size(total) + ") fit";
+            return Verdict.yes(what + " the host budget and " + support + ": shards registered, read by the GPU from the page "
+                    + "cache" + (staged.isEmpty() ? "" : "; " + staged));
         }
 
         private static String runs(int n) {

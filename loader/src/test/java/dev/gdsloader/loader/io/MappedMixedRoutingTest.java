@@ -43,7 +43,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * members are host-decoded, stored ones mappable, in both columns). Only files holding a mappable shard are mapped and
  * charged; the budget verdict counts only them and names the staged runs; each batch's plan gives the mapped pieces to
  * copies and gathers (each byte once, from the right file byte) and leaves exactly the host-decoded pieces to the
- * staged reads, which (over host memory standing in for the pinned staging and the device) put their decoded bytes
+ * staged reads (run as operations 1.. after one standing for the GPU's issue, as {@code MappedEngine} composes them),
+ * which (over host memory standing in for the pinned staging and the device) put their decoded bytes
  * at the same view offsets; together the two routes make every record of every batch byte-exact.
  */
 class MappedMixedRoutingTest {
@@ -164,7 +165,27 @@ class MappedMixedRoutingTest {
                 content[i - 1] = Files.readAllBytes(archives.get(i));
             }
             MappedPlan plan = engine.newPlan(layout);
-            SlotLoad load = reads.newLoad(0, slot, layout, maxPieces, notPacked, false);
+            // as MappedEngine composes it: operation 0 stands for the GPU's issue, the staged reads are operations 1..
+            int capacity = 1 + IoEngine.maxReads(layout, maxPieces, reads.maxIo());
+            SlotLoad.Work staged2 = reads.work(slot, layout, notPacked, false, capacity);
+            int[] issued = new int[1];
+            SlotLoad load = new SlotLoad("slot 0", capacity, new SlotLoad.Work() {
+                @Override
+                public void plan(SlotPlan p, SlotLoad l) {
+                    assertEquals(0, l.add(1));
+                    staged2.plan(p, l);
+                }
+
+                @Override
+                public long run(int from, int to) throws IOException {
+                    issued[0] += from == 0 ? 1 : 0;
+                    return Math.max(from, 1) < to ? staged2.run(Math.max(from, 1), to) : 0;
+                }
+
+                @Override
+                public void finish() {
+                }
+            }, new java.util.concurrent.atomic.AtomicLong());
             SlotPlan batchPlan = new SlotPlan(maxPieces);
             EpochOrder order = sampler.order(2);
             MemorySegment host = slot.hostTarget();
@@ -179,6 +200,7 @@ class MappedMixedRoutingTest {
                 load.start(batchPlan, Runnable::run);
                 long read = load.await(TimeUnit.SECONDS.toNanos(30));
                 assertEquals(plan.stagedBytes(), read, "the staged reads read exactly the host-decoded pieces");
+                assertEquals(b + 1, issued[0], "operation 0 runs once per batch");
                 stagedTotal += plan.stagedBytes();
                 long expectStaged = 0;
                 for (int c = 0; c < batchPlan.columnCount(); c++) {
