@@ -43,6 +43,7 @@ public final class Batch implements AutoCloseable {
     private final ColumnView[] views;
     private final List<ColumnView> columns;
     private final PathTaken path;
+    private final long stagedBytes;
     private final CudaEvent ready;
     private final Releaser releaser;
     final int slot;
@@ -53,9 +54,10 @@ public final class Batch implements AutoCloseable {
 
     /**
      * @param columns the slot's column state, filled for this batch; each gets a view that checks this batch
+     * @param stagedBytes bytes of the batch that went through pinned staging on the MAPPED path (see {@link #stagedBytes()})
      */
-    Batch(long index, EpochOrder order, int from, int records, SlotColumn[] columns, PathTaken path, CudaEvent ready,
-          int slot, Releaser releaser) {
+    Batch(long index, EpochOrder order, int from, int records, SlotColumn[] columns, PathTaken path, long stagedBytes,
+          CudaEvent ready, int slot, Releaser releaser) {
         this.index = index;
         this.order = order;
         this.from = from;
@@ -66,6 +68,7 @@ public final class Batch implements AutoCloseable {
         }
         this.columns = new Views(views);
         this.path = path;
+        this.stagedBytes = stagedBytes;
         this.ready = ready;
         this.slot = slot;
         this.releaser = releaser;
@@ -83,7 +86,7 @@ public final class Batch implements AutoCloseable {
      * @return a new batch, owned by the member's consumer
      */
     Batch sibling(SlotColumn[] memberColumns, CudaEvent memberReady, Releaser memberReleaser) {
-        return new Batch(index, order, from, records, memberColumns, path, memberReady, slot, memberReleaser);
+        return new Batch(index, order, from, records, memberColumns, path, stagedBytes, memberReady, slot, memberReleaser);
     }
 
     /**
@@ -212,9 +215,26 @@ public final class Batch implements AutoCloseable {
         return n;
     }
 
-    /** @return how the bytes really travelled */
+    /**
+     * @return how the bytes really travelled; on {@link PathTaken#MAPPED}, {@link #stagedBytes()} says how many of
+     *     them went through pinned staging instead
+     */
     public PathTaken path() {
         return path;
+    }
+
+    /**
+     * Bytes of this batch that went through pinned host staging on the {@link PathTaken#MAPPED} path: the pieces of
+     * host-decoded shards (compressed Arrow bodies, deflated {@code .npz} members), which the GPU cannot read as
+     * stored, are decoded on the host into the slot's pinned staging and copied into the same column views, ordered
+     * before {@link #readyEvent()}. The rest of {@link #bytes()} was read by the GPU from registered shards. 0 where
+     * every byte was mapped, and on every other path (BOUNCE and HOST stage every byte by definition; GDS's staged
+     * small pieces are its own routing, see {@code GdsLoader.pathReason()}). Readable after release.
+     *
+     * @return bytes, {@code 0 <= stagedBytes() <= bytes()}
+     */
+    public long stagedBytes() {
+        return stagedBytes;
     }
 
     /** @return the event after which the data is in device memory; empty on the host path */

@@ -236,7 +236,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         storageBytes += read;
         lastNanos = System.nanoTime();
         outstanding.incrementAndGet();
-        return new Batch(plan.index(), order, plan.from(), plan.records(), slot.views, ring.path(),
+        return new Batch(plan.index(), order, plan.from(), plan.records(), slot.views, ring.path(), slot.load.stagedBytes(),
                 slot.memory.ready(), slot.index, releaser);
     }
 

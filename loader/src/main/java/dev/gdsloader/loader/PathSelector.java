@@ -22,7 +22,9 @@ import java.util.Optional;
  * that supports read-only host registration with a dataset that fits the host budget gives MAPPED; else cuFile
  * doing true GPUDirect DMA whose handle registration works for every shard gives GDS; otherwise BOUNCE). A
  * dataset with host-decoded shards (compressed Arrow bodies, deflated {@code .npz} members) skips engines that read
- * file bytes as stored, and the reason starts with {@code HOST-DECODE: <file> ...}. An explicit path that this
+ * file bytes as stored (GDS), and the reason starts with {@code HOST-DECODE: <file> ...}; MAPPED takes such a
+ * dataset where its mappable shards fit the budget, staging the host-decoded runs, and its reason says how many
+ * ({@code ... N host-decoded shard runs decoded on the host and copied through pinned staging}). An explicit path that this
  * machine cannot do fails with the provider's reason instead of silently taking another. Stateless and thread-safe.
  */
 public final class PathSelector {

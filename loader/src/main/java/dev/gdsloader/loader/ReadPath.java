@@ -14,7 +14,9 @@ public enum ReadPath {
     /**
      * Zero copy from the page cache: shard files mapped read-only and registered for the GPU, batches moved by the
      * GPU's copy engine (large runs) and a gather kernel (records), with no CPU copy. Refused (naming both sizes)
-     * where the files do not fit the host budget, and for host-decoded shards.
+     * where the mappable files do not fit the host budget. Host-decoded shards (compressed Arrow bodies, deflated
+     * {@code .npz} members) of a dataset are decoded into pinned staging and copied instead
+     * ({@code Batch.stagedBytes()}).
      */
     MAPPED,
     /** {@code cuFileRead} straight into device memory (true GPUDirect, or cuFile's compat mode where the probe says so). */

@@ -39,7 +39,7 @@ final class FixtureLoads {
     /**
      * @param file a shard file
      * @param column the column to load
-     * @param path HOST, BOUNCE or GDS
+     * @param path HOST, BOUNCE, GDS or MAPPED
      * @return every record of the column in order, as the batches delivered them
      * @throws IOException if the file is refused or cannot be read
      */

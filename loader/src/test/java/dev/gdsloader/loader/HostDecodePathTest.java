@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.RootAllocator;
@@ -96,18 +95,7 @@ class HostDecodePathTest {
         byte[] member = Files.readAllBytes(npy);
         Path archive = data.resolve("train-00000.npz");
         try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(archive))) {
-            ZipEntry e = new ZipEntry("images.npy");
-            if (!deflate) {
-                java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-                crc.update(member);
-                e.setMethod(ZipEntry.STORED);
-                e.setSize(member.length);
-                e.setCompressedSize(member.length);
-                e.setCrc(crc.getValue());
-            }
-            z.putNextEntry(e);
-            z.write(member);
-            z.closeEntry();
+            TestShards.zipMember(z, "images.npy", member, deflate);
         }
         assertArrayEquals(TestShards.images(0, 50), load(data, "images", deflate ? "HOST-DECODE: " + archive
                 + " member 'images.npy' is deflated; decoded on the host" : "HOST: requested"));

@@ -2,6 +2,7 @@ package dev.gdsloader.loader;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.gdsloader.cuda.Cuda;
@@ -9,17 +10,18 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.io.EngineProvider;
+import dev.gdsloader.loader.io.Engines;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipOutputStream;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The MAPPED path's refusals as the loader reports them, on this machine's real providers: host-decoded shards
- * (any machine) and no GPU (CI). The budget refusal and the immutability check are in {@code MappedEngineTest}
+ * The MAPPED path's refusals as the loader reports them, on this machine's real providers: not for host-decoded
+ * shards, which it stages (GDS still refuses them), and no GPU (CI). The budget refusal and the immutability check are in {@code MappedEngineTest}
  * (without a GPU) and {@code MappedEngineGpuTest}.
  */
 class MappedPathTest {
@@ -29,21 +31,23 @@ class MappedPathTest {
     Path dir;
 
     @Test
-    void hostDecodedShardsAreRefusedNamingTheShard() throws IOException {
-        Path data = Files.createDirectories(dir.resolve("npz"));
-        Path npy = dir.resolve("x.npy");
-        NpyWriter.write(npy, DType.UINT8, new long[] {50, 28, 28}, TestShards.images(0, 50));
-        Path archive = data.resolve("train-00000.npz");
-        try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(archive))) {
-            z.putNextEntry(new ZipEntry("images.npy")); // deflated
-            z.write(Files.readAllBytes(npy));
-            z.closeEntry();
+    void aMixedDatasetIsNotRefusedForItsHostDecodedShardsButGdsStillIs() throws IOException {
+        TestShards.writeMixedNpz(dir, 30, 20, 10, 5);
+        Dataset ds = Dataset.open(dir);
+        EngineProvider mapped = Engines.all().stream().filter(p -> p.path().equals("MAPPED")).findFirst().orElseThrow();
+        assertEquals(Optional.empty(), mapped.refusesHostDecoded(), "MAPPED stages host-decoded shards");
+        String decode = PathSelector.hostDecode(ds).orElseThrow();
+        assertTrue(decode.startsWith("HOST-DECODE: " + dir + "/mixed-00000.npz member '"), decode);
+        assertTrue(decode.endsWith(".npy' is deflated; decoded on the host (and 3 more host-decoded shard runs)"), decode);
+        IllegalStateException g = assertThrows(IllegalStateException.class,
+                () -> PathSelector.select(ReadPath.GDS, ds, CONFIG));
+        assertEquals("GDS path cannot read host-decoded data (cuFile reads file bytes as stored): " + decode, g.getMessage());
+        if (!Cuda.availability().available()) {
+            IllegalStateException m = assertThrows(IllegalStateException.class,
+                    () -> PathSelector.select(ReadPath.MAPPED, ds, CONFIG));
+            assertEquals("MAPPED path needs a GPU: " + Cuda.availability().reason(), m.getMessage(),
+                    "refused for the missing GPU, not for the host-decoded shards");
         }
-        Dataset ds = Dataset.open(data);
-        IllegalStateException x = assertThrows(IllegalStateException.class,
-                () -> PathSelector.select(ReadPath.MAPPED, ds, CONFIG));
-        assertEquals("MAPPED path cannot read host-decoded data (the GPU reads a mapped shard's bytes as stored): "
-                + "HOST-DECODE: " + archive + " member 'images.npy' is deflated; decoded on the host", x.getMessage());
     }
 
     @Test

@@ -76,6 +76,35 @@ class PathSelectorTest {
     }
 
     @Test
+    void aMixedDatasetSkipsGdsAndTakesMappedWhoseReasonFollowsTheHostDecodeLine() throws IOException {
+        TestShards.writeMixedNpz(dir, 30, 20, 10, 5);
+        Dataset ds = Dataset.open(dir);
+        Optional<String> gdsRefusal = refusal("GDS");
+        Optional<String> mappedRefusal = refusal("MAPPED");
+        String staged = "4 host-decoded shard runs decoded on the host and copied through pinned staging";
+        List<EngineProvider> ps = List.of(new Told("GDS", true, "cuFile mode GDS", false, gdsRefusal),
+                new Told("MAPPED", true, "mappable shards fit; " + staged, false, mappedRefusal),
+                new Told("BOUNCE", true, "pinned", false, Optional.empty()));
+        String decode = PathSelector.hostDecode(ds).orElseThrow();
+        PathSelector.Selection s = PathSelector.select(ReadPath.AUTO, ds, CONFIG, ps);
+        try (IoEngine e = s.engine()) {
+            assertEquals("HOST", e.pathTaken(), "the told MAPPED provider opens a host engine");
+            assertEquals(decode + "; MAPPED: mappable shards fit; " + staged, s.reason());
+        }
+        PathSelector.Selection asked = PathSelector.select(ReadPath.MAPPED, ds, CONFIG, ps);
+        try (IoEngine e = asked.engine()) {
+            assertEquals("HOST", e.pathTaken());
+            assertEquals(decode + "; MAPPED: requested; mappable shards fit; " + staged, asked.reason());
+        }
+    }
+
+    /** @return the registered provider's answer to whether it refuses host-decoded shards */
+    private static Optional<String> refusal(String path) {
+        return dev.gdsloader.loader.io.Engines.all().stream().filter(p -> p.path().equals(path)).findFirst().orElseThrow()
+                .refusesHostDecoded();
+    }
+
+    @Test
     void anExplicitPathThatCannotServeFailsWithItsProvidersReason() throws IOException {
         Dataset ds = dataset();
         List<EngineProvider> ps = List.of(new Told("BOUNCE", false, "BOUNCE path needs a GPU: none here", false,

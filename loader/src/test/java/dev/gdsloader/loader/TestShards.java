@@ -120,6 +120,67 @@ public final class TestShards {
     }
 
     /**
+     * Writes a mixed dataset of NumPy {@code .npz} archives {@code mixed-NNNNN.npz} (as {@code np.savez} and
+     * {@code np.savez_compressed} write them: a ZIP of {@code .npy} members from {@link NpyWriter}), each holding
+     * columns {@code images} and {@code labels} as {@link #writeImages} and {@link #writeLabels} write them. Member
+     * {@code images.npy} is deflated (host-decoded) in even shards and stored (mappable) in odd ones; member
+     * {@code labels.npy} is deflated where {@code s % 3 == 0}. So with 4 shards: archive 0 holds no mappable member,
+     * archive 1 no host-decoded one, archives 2 and 3 one of each.
+     *
+     * @param dir the directory to write to
+     * @param shardRecords records per archive
+     * @return the archives, in order
+     * @throws IOException if a file cannot be written
+     */
+    public static List<Path> writeMixedNpz(Path dir, int... shardRecords) throws IOException {
+        List<Path> files = new ArrayList<>();
+        long first = 0;
+        Path npy = Files.createTempFile(dir, "member", ".npy");
+        try {
+            for (int s = 0; s < shardRecords.length; s++) {
+                int n = shardRecords[s];
+                Path f = dir.resolve(String.format("mixed-%05d.npz", s));
+                try (java.util.zip.ZipOutputStream z = new java.util.zip.ZipOutputStream(Files.newOutputStream(f))) {
+                    NpyWriter.write(npy, DType.UINT8, new long[] {n, 28, 28}, images(first, n));
+                    zipMember(z, "images.npy", Files.readAllBytes(npy), s % 2 == 0);
+                    NpyWriter.write(npy, DType.UINT8, new long[] {n}, labels(first, n));
+                    zipMember(z, "labels.npy", Files.readAllBytes(npy), s % 3 == 0);
+                }
+                first += n;
+                files.add(f);
+            }
+        } finally {
+            Files.delete(npy);
+        }
+        return files;
+    }
+
+    /**
+     * Writes one archive member, deflated or stored (with its size and CRC, as a stored ZIP entry needs).
+     *
+     * @param z the archive
+     * @param name the member's name, e.g. {@code images.npy}
+     * @param bytes its content
+     * @param deflate true to deflate it, false to store it
+     * @throws IOException if it cannot be written
+     */
+    public static void zipMember(java.util.zip.ZipOutputStream z, String name, byte[] bytes, boolean deflate)
+            throws IOException {
+        java.util.zip.ZipEntry e = new java.util.zip.ZipEntry(name);
+        if (!deflate) {
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(bytes);
+            e.setMethod(java.util.zip.ZipEntry.STORED);
+            e.setSize(bytes.length);
+            e.setCompressedSize(bytes.length);
+            e.setCrc(crc.getValue());
+        }
+        z.putNextEntry(e);
+        z.write(bytes);
+        z.closeEntry();
+    }
+
+    /**
      * Reads the data bytes of records [first, first + count) of a column straight from its shard files
      * (plain Java I/O, independent of the loader).
      */

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * The registered engines, in the order {@code AUTO} prefers them: MAPPED (a GPU with read-only host registration
- * and a dataset that fits the host budget), GDS (true GPUDirect), then the bounce path (any GPU), then the host path
+ * and a dataset whose mappable shards fit the host budget), GDS (true GPUDirect), then the bounce path (any GPU), then the host path
  * (no GPU). Registering an engine is adding its provider here. Stateless.
  */
 public final class Engines {

@@ -107,11 +107,6 @@ public final class HostEngine implements IoEngine {
         }
 
         @Override
-        public MemorySegment packed() {
-            return null;
-        }
-
-        @Override
         public CopyStep copy() {
             return copy;
         }

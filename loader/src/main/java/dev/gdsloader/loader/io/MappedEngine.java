@@ -8,6 +8,7 @@ import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.ColumnPieces;
@@ -50,6 +51,14 @@ import java.util.stream.Stream;
  * previous batch's gather, which the gather then waits for on the device). No
  * reader thread work, no staging of data, no CPU copy: a batch is one pool task that issues the copies and launches.
  *
+ * <p>Host-decoded shards (compressed Arrow bodies, deflated {@code .npz} members: {@link HostDecodedRecords}) cannot
+ * be read by the GPU as stored: they are neither mapped nor registered nor charged to the budget; their pieces go
+ * through pinned staging as on the bounce path ({@link StagedReads} over those shards only: decoded on the host into
+ * the slot's pinned staging, one {@code cudaMemcpyAsync} per read into the same column view on the slot's stream,
+ * ordered before the batch's ready event), as further pool tasks of the batch. {@link SlotLoad#stagedBytes()} says
+ * how many bytes of a batch went that way. A dataset without such shards has none of this: no staging memory, no
+ * per-piece check.
+ *
  * <p>Registering faults every page in (from disk where cold), so opening the engine reads the dataset once, on up
  * to {@link #REGISTER_THREADS} threads with {@code madvise(WILLNEED)} ahead of each registration; epochs then run at
  * the link's speed. Each loader charges the files it holds to its allocator ({@link MemoryKind#HOST_REGISTERED},
@@ -67,6 +76,12 @@ public final class MappedEngine implements IoEngine {
     private final List<MappedShards.Lease> held = new ArrayList<>();
     private final List<NativeAllocator.Allocation> charges = new ArrayList<>();
     private final long registrationNanos;
+    /** Per column and shard: true where the shard is host-decoded (staged); null where no shard is. */
+    private final boolean[][] staged;
+    /** Host-decoded shard runs, staged. */
+    private final int stagedRuns;
+    /** The staged reads of the host-decoded shards; null where there are none. */
+    private final StagedReads reads;
     private final AtomicLong ioNanos = new AtomicLong();
     private final AtomicLong deviceNanos = new AtomicLong();
     private final AtomicLong deviceBatches = new AtomicLong();
@@ -78,18 +93,25 @@ public final class MappedEngine implements IoEngine {
     private boolean closed; // guarded by this
 
     /**
-     * Maps and registers every shard file of {@code dataset} (each file once), charging each to {@code allocator}.
+     * Maps and registers every file that holds a mappable shard of {@code dataset} (each file once), charging each to
+     * the config's host budget; host-decoded shards are staged instead (their files are registered only where they
+     * also hold a mappable shard).
      *
-     * @param dataset the dataset (no host-decoded shards)
-     * @param allocator the loader's allocator the registrations are charged to
+     * @param dataset the dataset
+     * @param config the settings: the allocator the registrations are charged to ({@link EngineConfig#hostBudget()}),
+     *     and the largest staged read of a host-decoded shard ({@link EngineConfig#maxIo()})
      * @param registry the registry of mapped shards ({@link MappedShards#process()}; a registry without CUDA in tests)
      * @param device the GPU the registering threads make current, or -1 for none (a registry without CUDA)
      * @throws IOException naming the file if one cannot be stat'ed, mapped or registered (nothing is then held)
      * @throws MemoryBudgetException if the files do not fit the allocator's host budget (nothing is then held)
      */
-    MappedEngine(Dataset dataset, NativeAllocator allocator, MappedShards registry, int device) throws IOException {
+    MappedEngine(Dataset dataset, EngineConfig config, MappedShards registry, int device) throws IOException {
         this.dataset = dataset;
         this.device = device;
+        this.staged = stagedShards(dataset);
+        this.stagedRuns = stagedRuns(dataset);
+        this.reads = staged == null ? null : new StagedReads(dataset, config, staged);
+        NativeAllocator allocator = config.hostBudget();
         Map<Path, Long> files = files(dataset);
         try {
             for (Map.Entry<Path, Long> f : files.entrySet()) {
@@ -122,15 +144,42 @@ public final class MappedEngine implements IoEngine {
         }
     }
 
-    /** @return every distinct shard file (absolute, normalised) with its size, in dataset order */
+    /**
+     * @return every distinct file (absolute, normalised) holding a mappable shard, with its size, in dataset order:
+     *     the files MAPPED registers and charges (a host-decoded shard's file only where a mappable one shares it)
+     */
     static Map<Path, Long> files(Dataset dataset) {
         Map<Path, Long> files = new LinkedHashMap<>();
         for (var col : dataset.columns()) {
             for (RecordLayout s : col.shards()) {
-                files.putIfAbsent(s.file().toAbsolutePath().normalize(), s.fileSize());
+                if (!(s instanceof HostDecodedRecords)) {
+                    files.putIfAbsent(s.file().toAbsolutePath().normalize(), s.fileSize());
+                }
             }
         }
         return files;
+    }
+
+    /** @return per column and shard, true where the shard is host-decoded; null where none is */
+    static boolean[][] stagedShards(Dataset dataset) {
+        if (stagedRuns(dataset) == 0) {
+            return null;
+        }
+        boolean[][] staged = new boolean[dataset.columns().size()][];
+        for (int c = 0; c < staged.length; c++) {
+            List<RecordLayout> shards = dataset.columns().get(c).shards();
+            staged[c] = new boolean[shards.size()];
+            for (int s = 0; s < shards.size(); s++) {
+                staged[c][s] = shards.get(s) instanceof HostDecodedRecords;
+            }
+        }
+        return staged;
+    }
+
+    /** @return host-decoded shard runs of the dataset (all columns), which MAPPED stages */
+    static int stagedRuns(Dataset dataset) {
+        return (int) dataset.columns().stream().flatMap(c -> c.shards().stream())
+                .filter(HostDecodedRecords.class::isInstance).count();
     }
 
     /** Acquires a lease on every file, on up to {@link #REGISTER_THREADS} threads; @return nanoseconds spent, wall. */
@@ -195,6 +244,11 @@ public final class MappedEngine implements IoEngine {
         return registrationNanos;
     }
 
+    /** @return host-decoded shard runs whose pieces this engine moves through pinned staging; 0 for most datasets */
+    public int stagedRuns() {
+        return stagedRuns;
+    }
+
     /** @return bytes of shard files this engine holds registered (each file once) */
     public long registeredBytes() {
         return held.stream().mapToLong(MappedShards.Lease::size).sum();
@@ -223,7 +277,9 @@ public final class MappedEngine implements IoEngine {
             CudaEvent started = a.add(CudaEvent.createTimed());
             CudaEvent ended = a.add(CudaEvent.createTimed());
             CudaEvent uploaded = a.add(CudaEvent.create());
-            return new MappedSlot(t, staged, entries, m, started, ended, uploaded, uploadStream(), this::countDeviceTime);
+            PinnedBuffer decoded = reads == null ? null : a.add(PinnedBuffer.allocate(layout.stagingBytes(), allocator));
+            return new MappedSlot(t, staged, entries, m, started, ended, uploaded, uploadStream(), this::countDeviceTime,
+                    decoded);
         });
     }
 
@@ -266,7 +322,16 @@ public final class MappedEngine implements IoEngine {
         if (!(slot instanceof MappedSlot s)) {
             throw new IllegalArgumentException("slot " + index + " was not made by the MAPPED engine: " + slot);
         }
-        return new SlotLoad("slot " + index, 1, new Ops(s, layout, newPlan(layout)), ioNanos);
+        int capacity = maxOps(layout, maxPieces);
+        SlotLoad.Work decoded = reads == null ? null : reads.work(s, layout, notPacked(layout), false, capacity);
+        return new SlotLoad("slot " + index, capacity, new Ops(s, layout, newPlan(layout), decoded), ioNanos);
+    }
+
+    /** @return per column -1: the staged pieces go one copy per read, none packed (MAPPED's ready event follows them) */
+    private static long[] notPacked(SlotLayout layout) {
+        long[] none = new long[layout.targetOffsets().length];
+        java.util.Arrays.fill(none, -1);
+        return none;
     }
 
     /**
@@ -276,7 +341,8 @@ public final class MappedEngine implements IoEngine {
     MappedPlan newPlan(SlotLayout layout) {
         int columns = dataset.columns().size();
         long[] recordBytes = dataset.columns().stream().mapToLong(c -> c.recordBytes()).toArray();
-        return new MappedPlan(recordBytes, MappedPlan.copyCapacity(layout, columns), MappedPlan.entryCapacity(dataset, layout));
+        return new MappedPlan(recordBytes, MappedPlan.copyCapacity(layout, columns), MappedPlan.entryCapacity(dataset, layout),
+                staged);
     }
 
     /** @return the addresses of the mapped shards, for planning */
@@ -296,7 +362,8 @@ public final class MappedEngine implements IoEngine {
 
     @Override
     public int maxOps(SlotLayout layout, int[] maxPieces) {
-        return 1; // the issue of a whole batch is one task
+        // the issue of a whole batch is one operation; the staged reads of host-decoded pieces follow it
+        return 1 + (reads == null ? 0 : IoEngine.maxReads(layout, maxPieces, reads.maxIo()));
     }
 
     @Override
@@ -306,7 +373,8 @@ public final class MappedEngine implements IoEngine {
 
     @Override
     public long hostBytesPerSlot(SlotLayout layout) {
-        return entryBytes(layout); // the pinned gather entries; the registered shards are charged once, at open
+        // the pinned gather entries (and the staging of host-decoded pieces); the registered shards are charged at open
+        return entryBytes(layout) + (reads == null ? 0 : layout.stagingBytes());
     }
 
     @Override
@@ -364,6 +432,9 @@ public final class MappedEngine implements IoEngine {
             }
         }
         held.clear();
+        if (reads != null) {
+            reads.close();
+        }
         charges.forEach(NativeAllocator.Allocation::release);
         charges.clear();
         if (first != null) {
@@ -371,31 +442,55 @@ public final class MappedEngine implements IoEngine {
         }
     }
 
-    /** One entry's batches: plan on the reader thread, one pool task issues copies, entry upload and launches. */
+    /**
+     * One entry's batches: plan on the pool thread that finished the batch's planning; operation 0 issues copies,
+     * entry upload and launches; operations 1.. (host-decoded shards only) are the staged reads, each decoded into
+     * the slot's pinned staging and copied on the slot's stream.
+     */
     private final class Ops implements SlotLoad.Work {
         private final MappedSlot slot;
         private final SlotLayout layout;
         private final MappedPlan plan;
         private final long[] viewOffsets;
         private final MappedPlan.Shards shards = shards();
+        /** The staged reads of the host-decoded pieces, operations 1..; null where the dataset has none. */
+        private final SlotLoad.Work decoded;
         private long bytes;
 
-        Ops(MappedSlot slot, SlotLayout layout, MappedPlan plan) {
+        Ops(MappedSlot slot, SlotLayout layout, MappedPlan plan, SlotLoad.Work decoded) {
             this.slot = slot;
             this.layout = layout;
             this.plan = plan;
             this.viewOffsets = layout.targetOffsets().clone();
+            this.decoded = decoded;
         }
 
         @Override
         public void plan(SlotPlan batch, SlotLoad load) {
             plan.plan(batch, layout, viewOffsets, slot.target.device().address(), shards);
-            bytes = batch.bytes();
+            bytes = batch.bytes() - plan.stagedBytes();
             load.add(bytes);
+            if (decoded != null) {
+                decoded.plan(batch, load);
+            }
         }
 
         @Override
-        public long run(int from, int to) {
+        public long stagedBytes() {
+            return plan.stagedBytes();
+        }
+
+        @Override
+        public long run(int from, int to) throws IOException {
+            long n = from == 0 ? issue() : 0;
+            if (decoded != null && Math.max(from, 1) < to) {
+                n += decoded.run(Math.max(from, 1), to);
+            }
+            return n;
+        }
+
+        /** Issues the mapped shards' copies and gathers of the batch on the slot's stream; @return their bytes. */
+        private long issue() {
             DeviceTarget t = slot.target;
             slot.started.record(t.stream());
             for (int i = 0; i < plan.copies(); i++) {
@@ -422,6 +517,7 @@ public final class MappedEngine implements IoEngine {
             return bytes;
         }
 
+        /** Records the ready event after every copy and gather of the batch (the staged copies' too: same stream). */
         @Override
         public void finish() {
             slot.ended.record(slot.target.stream());
@@ -436,9 +532,12 @@ public final class MappedEngine implements IoEngine {
      * consumer's release on the device; the host waits only for the slot's own previous batch (its entries' pinned
      * buffer is rewritten, and a ring of D slots keeps at most D batches of GPU work queued), after the next batch is
      * planned, on the pool thread. Each batch's GPU time (from before its entry upload to after its last gather,
-     * timed events on the stream) is counted once the host has seen the batch complete. Freed once by {@link #close()}.
+     * timed events on the stream) is counted once the host has seen the batch complete. Where the dataset has
+     * host-decoded shards, the slot also holds pinned staging for their pieces ({@link StagedMemory}: decoded there,
+     * copied from there on the slot's stream; rewritten only after the host saw the previous batch complete, as the
+     * entries). Freed once by {@link #close()}.
      */
-    static final class MappedSlot implements ComposedSlot {
+    static final class MappedSlot implements ComposedSlot, StagedMemory {
         private final DeviceTarget target;
         private final PinnedBuffer staged;
         private final DeviceBuffer entries;
@@ -449,11 +548,15 @@ public final class MappedEngine implements IoEngine {
         private final CudaStream upload;
         private final java.util.function.LongConsumer deviceTime;
         private final SlotResources resources;
+        /** Pinned staging of the host-decoded pieces, or null. */
+        private final PinnedBuffer decoded;
+        private final CopyStep copy;
         /** A batch was issued and its GPU time not counted yet; written by the issuing and the refilling thread in turn. */
         private volatile boolean timing;
 
         MappedSlot(DeviceTarget target, PinnedBuffer staged, DeviceBuffer entries, GatherKernel kernel, CudaEvent started,
-                   CudaEvent ended, CudaEvent uploaded, CudaStream upload, java.util.function.LongConsumer deviceTime) {
+                   CudaEvent ended, CudaEvent uploaded, CudaStream upload, java.util.function.LongConsumer deviceTime,
+                   PinnedBuffer decoded) {
             this.target = target;
             this.staged = staged;
             this.entries = entries;
@@ -463,7 +566,21 @@ public final class MappedEngine implements IoEngine {
             this.uploaded = uploaded;
             this.upload = upload;
             this.deviceTime = deviceTime;
-            this.resources = new SlotResources("MAPPED slot", target, entries, staged, started, ended, uploaded);
+            this.decoded = decoded;
+            this.copy = decoded == null ? null : new DeviceCopy(target, decoded);
+            this.resources = new SlotResources("MAPPED slot", target, entries, staged, started, ended, uploaded, decoded);
+        }
+
+        /** @return the pinned staging of host-decoded pieces; null where the dataset has none */
+        @Override
+        public MemorySegment staging() {
+            return decoded == null ? null : decoded.segment();
+        }
+
+        /** @return copies from the staging into the slot's device memory on its stream; null where there is no staging */
+        @Override
+        public CopyStep copy() {
+            return copy;
         }
 
         /** Counts the last batch's GPU time, once; call after the host saw it complete. */
@@ -519,18 +636,14 @@ public final class MappedEngine implements IoEngine {
     }
 
     /**
-     * Serves {@code MAPPED}: a GPU that supports read-only host registration, a dataset whose shard files fit the
-     * loader's host budget, and no host-decoded shards. Under AUTO it comes first.
+     * Serves {@code MAPPED}: a GPU that supports read-only host registration and a dataset whose mappable shard files
+     * fit the loader's host budget (host-decoded shards are staged, not counted; under AUTO at least one shard must
+     * be mappable, else BOUNCE does the same work). Under AUTO it comes first.
      */
     static final class Provider implements EngineProvider {
         @Override
         public String path() {
             return "MAPPED";
-        }
-
-        @Override
-        public Optional<String> refusesHostDecoded() {
-            return Optional.of("the GPU reads a mapped shard's bytes as stored");
         }
 
         /** Before any shard is opened ({@code doctor}): the regular files directly in {@code dataDir} count as the shards. */
@@ -546,15 +659,15 @@ public final class MappedEngine implements IoEngine {
             } catch (IOException e) {
                 return Verdict.no("MAPPED: cannot list " + dataDir + ": " + e.getMessage());
             }
-            return check(files, config, requested);
+            return check(files, 0, config, requested);
         }
 
         @Override
         public Verdict check(Dataset dataset, EngineConfig config, boolean requested) {
-            return check(files(dataset), config, requested);
+            return check(files(dataset), stagedRuns(dataset), config, requested);
         }
 
-        private static Verdict check(Map<Path, Long> files, EngineConfig config, boolean requested) {
+        private static Verdict check(Map<Path, Long> files, int stagedRuns, EngineConfig config, boolean requested) {
             if (!Cuda.availability().available()) {
                 return Verdict.no((requested ? "MAPPED path needs a GPU: " : "no GPU path: ") + Cuda.availability().reason());
             }
@@ -562,18 +675,49 @@ public final class MappedEngine implements IoEngine {
             if (!s.readOnlyRegistration()) {
                 return Verdict.no((requested ? "MAPPED path unavailable: " : "MAPPED declined: ") + s.reason());
             }
-            Optional<String> over = overBudget(files, config.hostBudget());
+            return verdict(files, stagedRuns, config.hostBudget(), requested, s.reason());
+        }
+
+        /**
+         * The verdict once the GPU can register read-only: the budget against the mappable files, and the staged runs.
+         *
+         * @param files the files to register (mappable shards) and their sizes
+         * @param stagedRuns host-decoded shard runs, to go through pinned staging
+         * @param budget the allocator the registrations would be charged to
+         * @param requested true if MAPPED was asked for by name
+         * @param support why the GPU can register read-only, e.g. "read-only host registration supported"
+         * @return yes, with the staged runs named where there are any; no where the files do not fit, or (AUTO) where
+         *     no shard is mappable
+         */
+        static Verdict verdict(Map<Path, Long> files, int stagedRuns, NativeAllocator budget, boolean requested,
+                               String support) {
+            String refused = requested ? "MAPPED path refused: " : "MAPPED declined: ";
+            Optional<String> over = overBudget(files, budget);
             if (over.isPresent()) {
-                return Verdict.no((requested ? "MAPPED path refused: " : "MAPPED declined: ") + over.get());
+                return Verdict.no(refused + over.get() + (stagedRuns == 0 ? ""
+                        : " (" + runs(stagedRuns) + " not counted: staged, not registered)"));
+            }
+            if (files.isEmpty() && stagedRuns > 0 && !requested) {
+                return Verdict.no(refused + "every shard is host-decoded (" + runs(stagedRuns) + "): nothing to map");
+            }
+            String staged = stagedRuns == 0 ? "" : runs(stagedRuns) + " decoded on the host and copied through pinned staging";
+            if (requested) {
+                return Verdict.yes(staged);
             }
             long total = files.values().stream().mapToLong(Long::longValue).sum();
-            return Verdict.yes((requested ? "" : "the dataset (") + (requested ? "" : MemoryUsage.size(total)
-                    + ") fits the host budget and " + s.reason() + ": shards registered, read by the GPU from the page cache"));
+            String what = stagedRuns == 0 ? "the dataset (" + MemoryUsage.size(total) + ") fits"
+                    : "the dataset's mappable shards (" + MemoryUsage.size(total) + ") fit";
+            return Verdict.yes(what + " the host budget and " + support + ": shards registered, read by the GPU from the page "
+                    + "cache" + (staged.isEmpty() ? "" : "; " + staged));
+        }
+
+        private static String runs(int n) {
+            return n + " host-decoded shard run" + (n == 1 ? "" : "s");
         }
 
         @Override
         public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
-            return new MappedEngine(dataset, config.hostBudget(), MappedShards.process(), HostRegistration.currentDevice());
+            return new MappedEngine(dataset, config, MappedShards.process(), HostRegistration.currentDevice());
         }
     }
 }

@@ -19,6 +19,11 @@ import dev.gdsloader.loader.slot.SlotLayout;
  * </ul>
  * Sources are device addresses in the mappings; destinations device addresses in the slot's column view.
  *
+ * <p>Pieces of host-decoded shards (compressed Arrow bodies, deflated {@code .npz} members: not mappable, see
+ * {@code MappedEngine}) are left out of the copies and entries and only counted ({@link #stagedBytes()}): the engine
+ * decodes them on the host into the slot's pinned staging and copies them into the same view. A column with such a
+ * piece in the batch is gathered by entry, as its mapped records no longer fill the view in order.
+ *
  * <p>Sized once per ring entry ({@link #entryCapacity}); {@link #plan} refills it per batch without allocating. One
  * batch at a time (a pool thread plans and issues). Not thread-safe.
  */
@@ -52,16 +57,22 @@ final class MappedPlan {
     private final int[] columnFirst;
     private final int[] columnCount;
     private final boolean[] byRecord;
+    /** Per column and shard: true where the shard is host-decoded (its pieces are staged); null where none is. */
+    private final boolean[][] staged;
     private int copies;
     private int used;
+    private long stagedBytes;
 
     /**
      * @param recordBytes for each column, bytes per record
      * @param maxCopies the most copies one batch can need (the pieces of all columns)
      * @param maxEntries the most gather entries one batch can need
+     * @param staged per column and shard, true where the shard is host-decoded and its pieces are staged by the
+     *     engine instead; null where no shard is (nothing is then checked per piece)
      */
-    MappedPlan(long[] recordBytes, int maxCopies, int maxEntries) {
+    MappedPlan(long[] recordBytes, int maxCopies, int maxEntries, boolean[][] staged) {
         this.recordBytes = recordBytes.clone();
+        this.staged = staged;
         this.copySrc = new long[maxCopies];
         this.copyDst = new long[maxCopies];
         this.copyLen = new long[maxCopies];
@@ -117,10 +128,12 @@ final class MappedPlan {
     void plan(SlotPlan plan, SlotLayout layout, long[] viewOffset, long slotDevice, Shards shards) {
         copies = 0;
         used = 0;
+        stagedBytes = 0;
         for (int c = 0; c < plan.columnCount(); c++) {
             ColumnPieces col = plan.column(c);
+            boolean[] stagedShard = staged == null ? null : staged[c];
             columnFirst[c] = used;
-            byRecord[c] = byRecord(col, recordBytes[c]);
+            byRecord[c] = byRecord(col, recordBytes[c], stagedShard);
             if (byRecord[c]) {
                 long rb = recordBytes[c];
                 for (int i = 0; i < col.count(); i++) {
@@ -138,6 +151,10 @@ final class MappedPlan {
             }
             for (int i = 0; i < col.count(); i++) {
                 long len = col.end(i) - col.start(i);
+                if (stagedShard != null && stagedShard[col.shard(i)]) {
+                    stagedBytes += len;
+                    continue;
+                }
                 long dst = viewOffset[c] + col.view(i);
                 if (len >= COPY_FROM) {
                     if (copies == copySrc.length) {
@@ -167,21 +184,30 @@ final class MappedPlan {
     /**
      * Whether a column's pieces go by record: records of at most {@link #CHUNK} bytes, no piece to copy, and the
      * pieces filling the view from its start in order (piece {@code i} at the view offset where the records before it
-     * end), so that record {@code r} of the batch lands at {@code view + r * recordBytes}.
+     * end), so that record {@code r} of the batch lands at {@code view + r * recordBytes}; none of them staged.
      */
-    private static boolean byRecord(ColumnPieces col, long recordBytes) {
+    private static boolean byRecord(ColumnPieces col, long recordBytes, boolean[] stagedShard) {
         if (recordBytes > CHUNK) {
             return false;
         }
         long at = 0;
         for (int i = 0; i < col.count(); i++) {
             long len = col.end(i) - col.start(i);
-            if (len >= COPY_FROM || col.view(i) != at || len % recordBytes != 0) {
+            if (len >= COPY_FROM || col.view(i) != at || len % recordBytes != 0
+                    || (stagedShard != null && stagedShard[col.shard(i)])) {
                 return false;
             }
             at += len;
         }
         return true;
+    }
+
+    /**
+     * @return bytes of the batch planned last in pieces of host-decoded shards, left to the engine's staging (not in
+     *     any copy or entry); 0 where the plan has no staged shard
+     */
+    long stagedBytes() {
+        return stagedBytes;
     }
 
     /** @return copies of the batch planned last */

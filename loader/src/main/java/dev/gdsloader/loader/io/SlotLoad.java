@@ -52,6 +52,14 @@ public final class SlotLoad {
 
         /** Called once every operation of a batch succeeded, on the pool thread that ran the last one. */
         void finish();
+
+        /**
+         * @return bytes of the batch planned last that went through pinned staging on a path that otherwise moves
+         *     none that way (MAPPED's host-decoded shards); 0 by default
+         */
+        default long stagedBytes() {
+            return 0;
+        }
     }
 
     private final String name;
@@ -248,6 +256,14 @@ public final class SlotLoad {
     /** @return pool tasks the batch started last was grouped into (its operations, about 256 KiB or 512 to a task) */
     public int taskCount() {
         return taskCount;
+    }
+
+    /**
+     * @return {@link Work#stagedBytes()} of the batch last started: bytes of it that went through pinned staging on
+     *     the MAPPED path (host-decoded shards); read after {@link #await} returned
+     */
+    public long stagedBytes() {
+        return work.stagedBytes();
     }
 
     /** @return operations of the batch last started */

@@ -15,8 +15,10 @@ interface StagedMemory extends SlotMemory {
      */
     MemorySegment staging();
 
-    /** @return host memory small records are packed into before one copy per column; null where none is */
-    MemorySegment packed();
+    /** @return host memory small records are packed into before one copy per column; null (the default) where none is */
+    default MemorySegment packed() {
+        return null;
+    }
 
     /** @return how bytes move from host memory to the slot's target */
     CopyStep copy();

@@ -23,7 +23,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *     copy, or the {@link CopyStep}).</li>
  * </ul>
  * Reads are cut at {@code maxIo}; consecutive reads are grouped into pool tasks by {@link SlotLoad}. Packed
- * columns go to the target in one copy each when the batch's reads are done. Thread-safe; owns the open files.
+ * columns go to the target in one copy each when the batch's reads are done.
+ *
+ * <p>The MAPPED path composes it for its host-decoded shards only ({@code only}): their pieces are decoded into the
+ * slot's pinned staging and copied into the view by the slot's {@link CopyStep}, beside the GPU's own copies and
+ * gathers of the mapped shards. Thread-safe; owns the open files (opened on first read, so shards it never reads
+ * are never opened).
  */
 final class StagedReads implements AutoCloseable {
     private static final byte EXACT_TO_HOST = 0;
@@ -34,11 +39,24 @@ final class StagedReads implements AutoCloseable {
     private final long maxIo;
     private final OpenFiles<ShardReader> files;
     private final AtomicLong ioNanos = new AtomicLong();
+    /** Per column and shard: whether its pieces are read here; null where every shard's are. */
+    private final boolean[][] only;
 
     StagedReads(Dataset dataset, EngineConfig config) {
+        this(dataset, config, null);
+    }
+
+    /**
+     * @param dataset the dataset
+     * @param config the settings (largest read, {@code O_DIRECT})
+     * @param only per column and shard, true where that shard's pieces are read by this object; null for every
+     *     shard (the staged engines). Pieces of other shards are left out of the plan, to another route.
+     */
+    StagedReads(Dataset dataset, EngineConfig config, boolean[][] only) {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
         this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct()));
+        this.only = only;
     }
 
     /** @return nanoseconds spent in operations, summed over threads */
@@ -72,7 +90,22 @@ final class StagedReads implements AutoCloseable {
     SlotLoad newLoad(int index, StagedMemory slot, SlotLayout layout, int[] maxPieces, long[] packedAt,
                      boolean intoTarget) {
         int capacity = IoEngine.maxReads(layout, maxPieces, maxIo);
-        return new SlotLoad("slot " + index, capacity, new Ops(slot, layout, packedAt, intoTarget, capacity), ioNanos);
+        return new SlotLoad("slot " + index, capacity, work(slot, layout, packedAt, intoTarget, capacity), ioNanos);
+    }
+
+    /**
+     * One entry's operations, to run in a {@link SlotLoad} of the caller's (the MAPPED path adds its own operation
+     * before them). Its operation indices are those {@link SlotLoad#add} returns, so they may start past 0.
+     *
+     * @param slot the entry's memory
+     * @param layout its regions
+     * @param packedAt as in {@link #newLoad}
+     * @param intoTarget as in {@link #newLoad}
+     * @param capacity one past the largest operation index the load can give (its {@code maxOps})
+     * @return the work; its {@link SlotLoad.Work#finish()} copies the packed images, then the step's finish
+     */
+    SlotLoad.Work work(StagedMemory slot, SlotLayout layout, long[] packedAt, boolean intoTarget, int capacity) {
+        return new Ops(slot, layout, packedAt, intoTarget, capacity);
     }
 
     @Override
@@ -139,6 +172,9 @@ final class StagedReads implements AutoCloseable {
                 packedBytes[c] = col.bytes();
                 long stagingAt = layout.stagingOffsets()[c];
                 for (int i = 0; i < col.count(); i++) {
+                    if (only != null && !only[c][col.shard(i)]) {
+                        continue;
+                    }
                     long pieceStart = col.start(i);
                     long pieceEnd = col.end(i);
                     long dest = destBase[c] + col.view(i);

@@ -35,6 +35,11 @@ class MappedEngineTest {
         return Dataset.open(dir);
     }
 
+    /** @return settings charging registrations to {@code budget} */
+    static EngineConfig config(NativeAllocator budget) {
+        return new EngineConfig(1 << 20, false, 0, budget);
+    }
+
     private static NativeAllocator budget(long hostBytes) {
         return NativeAllocator.root().newChild("MappedEngineTest", hostBytes, NativeAllocator.UNLIMITED);
     }
@@ -52,7 +57,7 @@ class MappedEngineTest {
             assertTrue(why.get().contains("do not fit the host budget of 'MappedEngineTest' (" + (total - 1) + " bytes, "),
                     why.get());
             MappedShards registry = new MappedShards(MappedShards.IDENTITY);
-            assertThrows(MemoryBudgetException.class, () -> new MappedEngine(ds, tiny, registry, -1));
+            assertThrows(MemoryBudgetException.class, () -> new MappedEngine(ds, config(tiny), registry, -1));
             assertEquals(0, registry.size(), "nothing mapped");
             assertEquals(0, tiny.outstandingBytes(), "nothing charged");
         }
@@ -67,7 +72,7 @@ class MappedEngineTest {
         MappedShards registry = new MappedShards(MappedShards.IDENTITY);
         Path changed = dir.resolve("labels-00001.npy");
         try (NativeAllocator a = budget(NativeAllocator.UNLIMITED)) {
-            try (MappedEngine e = new MappedEngine(ds, a, registry, -1)) {
+            try (MappedEngine e = new MappedEngine(ds, config(a), registry, -1)) {
                 assertEquals("MAPPED", e.pathTaken());
                 long files = MappedEngine.files(ds).values().stream().mapToLong(Long::longValue).sum();
                 assertEquals(files, e.registeredBytes());
@@ -91,7 +96,7 @@ class MappedEngineTest {
         MappedShards registry = new MappedShards(MappedShards.IDENTITY);
         Path shard = dir.resolve("images-00000.npy");
         long size = Files.size(shard);
-        try (NativeAllocator a = budget(NativeAllocator.UNLIMITED); MappedEngine e = new MappedEngine(ds, a, registry, -1)) {
+        try (NativeAllocator a = budget(NativeAllocator.UNLIMITED); MappedEngine e = new MappedEngine(ds, config(a), registry, -1)) {
             try (var ch = java.nio.channels.FileChannel.open(shard, java.nio.file.StandardOpenOption.WRITE)) {
                 ch.truncate(size - 784);
             }
@@ -107,8 +112,8 @@ class MappedEngineTest {
         Dataset ds = dataset();
         MappedShards registry = new MappedShards(MappedShards.IDENTITY);
         try (NativeAllocator a = budget(NativeAllocator.UNLIMITED); NativeAllocator b = budget(NativeAllocator.UNLIMITED)) {
-            MappedEngine one = new MappedEngine(ds, a, registry, -1);
-            try (MappedEngine two = new MappedEngine(Dataset.open(dir, List.of("images")), b, registry, -1)) {
+            MappedEngine one = new MappedEngine(ds, config(a), registry, -1);
+            try (MappedEngine two = new MappedEngine(Dataset.open(dir, List.of("images")), config(b), registry, -1)) {
                 assertEquals(4, registry.size(), "the images files are shared");
                 one.close();
                 assertEquals(2, registry.size(), "the second engine still holds the images files");

@@ -80,7 +80,7 @@ class MappedPlanTest {
                 NativeAllocator.UNLIMITED);
         // where each file is mapped: a second lease shares the engine's mapping
         List<MappedShards.Lease> bases = new ArrayList<>();
-        try (MappedEngine engine = new MappedEngine(ds, budget, registry, -1)) {
+        try (MappedEngine engine = new MappedEngine(ds, new EngineConfig(1 << 20, false, 0, budget), registry, -1)) {
             long fileBytes = files.stream().mapToLong(f -> f.toFile().length()).sum();
             assertEquals(fileBytes, budget.usage().bytes(MemoryKind.HOST_REGISTERED), "each file charged once");
             assertEquals(files.size(), registry.size());
@@ -96,43 +96,17 @@ class MappedPlanTest {
             int copies = 0;
             int gathered = 0;
             for (int b = 0; b < ReadPlanner.batches(order.size(), batch, false); b++) {
-                ReadPlanner.planInto(ds, order, b, batch, batchPlan);
-                plan.plan(batchPlan, layout, layout.targetOffsets(), 0, engine.shards());
-                int n = Math.toIntExact(layout.targetBytes());
-                int[] writers = new int[n];
-                byte[] route = new byte[n];
-                byte[] view = new byte[n];
-                for (int i = 0; i < plan.copies(); i++) {
-                    copies++;
-                    assertTrue(plan.copyBytes(i) >= MappedPlan.COPY_FROM, "copy " + i + " of " + plan.copyBytes(i) + " bytes");
-                    apply(plan.copySource(i), plan.copyTarget(i), plan.copyBytes(i), (byte) 1, bases, content, writers, route, view);
-                }
-                long[] e = plan.entries();
-                int next = 0; // the columns' descriptions are back to back
+                Applied applied = planAndApply(engine, ds, plan, order, b, batch, batchPlan, layout, bases, content);
+                int[] writers = applied.writers();
+                byte[] route = applied.route();
+                byte[] view = applied.view();
+                copies += applied.copies();
+                gathered += applied.entries();
                 for (int c = 0; c < batchPlan.columnCount(); c++) {
-                    long lo = layout.targetOffsets()[c];
-                    long hi = lo + layout.targetRegion(c);
-                    long rb = ds.columns().get(c).recordBytes();
-                    assertEquals(next, plan.columnFirst(c), "column " + c + " starts where the one before ended");
-                    boolean shuffled = shuffle == Shuffle.GLOBAL && rb <= MappedPlan.CHUNK;
-                    if (shuffled) {
-                        assertTrue(plan.byRecord(c), "a shuffled column of " + rb + "-byte records goes by record");
+                    if (shuffle == Shuffle.GLOBAL && ds.columns().get(c).recordBytes() <= MappedPlan.CHUNK) {
+                        assertTrue(plan.byRecord(c), "a shuffled column of small records goes by record");
                     }
-                    int width = plan.byRecord(c) ? 1 : MappedPlan.ENTRY_LONGS;
-                    for (int k = 0; k < plan.columnCount(c); k++) {
-                        gathered++;
-                        int at = plan.columnFirst(c) + width * k;
-                        long src = e[at];
-                        long dst = plan.byRecord(c) ? lo + k * rb : e[at + 1];
-                        long len = plan.byRecord(c) ? rb : e[at + 2];
-                        if (len <= 0 || len > MappedPlan.CHUNK || dst < lo || dst + len > hi) {
-                            fail("entry " + k + " of column " + c + ": " + len + " bytes at " + dst + ", region " + lo + ".." + hi);
-                        }
-                        apply(src, dst, len, (byte) 2, bases, content, writers, route, view);
-                    }
-                    next = plan.columnFirst(c) + width * plan.columnCount(c);
                 }
-                assertEquals(plan.usedLongs(), next, "every long of the description belongs to a column");
                 for (int c = 0; c < batchPlan.columnCount(); c++) {
                     ColumnPieces p = batchPlan.column(c);
                     long at0 = engine.viewOffset(layout, p);
@@ -176,6 +150,55 @@ class MappedPlanTest {
         assertEquals(0, registry.size(), "every mapping undone after close");
         assertEquals(0, budget.outstandingBytes());
         budget.close();
+    }
+
+    /**
+     * What the GPU would write for one batch: per byte of the slot, how many copies or entries wrote it, by which
+     * route (1 copy, 2 gather) and the value.
+     */
+    record Applied(int copies, int entries, int[] writers, byte[] route, byte[] view) {
+    }
+
+    /**
+     * Plans batch {@code b} of {@code order} into {@code batchPlan} and {@code plan}, then applies every copy and
+     * gather entry, checking each: copies of at least {@link MappedPlan#COPY_FROM} bytes, entries of at most
+     * {@link MappedPlan#CHUNK} inside their column's region, the columns' descriptions back to back.
+     */
+    static Applied planAndApply(MappedEngine engine, Dataset ds, MappedPlan plan, EpochOrder order, int b, int batch,
+                                SlotPlan batchPlan, SlotLayout layout, List<MappedShards.Lease> bases, byte[][] content) {
+        ReadPlanner.planInto(ds, order, b, batch, batchPlan);
+        plan.plan(batchPlan, layout, layout.targetOffsets(), 0, engine.shards());
+        int n = Math.toIntExact(layout.targetBytes());
+        int[] writers = new int[n];
+        byte[] route = new byte[n];
+        byte[] view = new byte[n];
+        for (int i = 0; i < plan.copies(); i++) {
+            assertTrue(plan.copyBytes(i) >= MappedPlan.COPY_FROM, "copy " + i + " of " + plan.copyBytes(i) + " bytes");
+            apply(plan.copySource(i), plan.copyTarget(i), plan.copyBytes(i), (byte) 1, bases, content, writers, route, view);
+        }
+        long[] e = plan.entries();
+        int next = 0; // the columns' descriptions are back to back
+        int gathered = 0;
+        for (int c = 0; c < ds.columns().size(); c++) {
+            long lo = layout.targetOffsets()[c];
+            long hi = lo + layout.targetRegion(c);
+            long rb = ds.columns().get(c).recordBytes();
+            assertEquals(next, plan.columnFirst(c), "column " + c + " starts where the one before ended");
+            int width = plan.byRecord(c) ? 1 : MappedPlan.ENTRY_LONGS;
+            for (int k = 0; k < plan.columnCount(c); k++) {
+                gathered++;
+                int at = plan.columnFirst(c) + width * k;
+                long dst = plan.byRecord(c) ? lo + k * rb : e[at + 1];
+                long len = plan.byRecord(c) ? rb : e[at + 2];
+                if (len <= 0 || len > MappedPlan.CHUNK || dst < lo || dst + len > hi) {
+                    fail("entry " + k + " of column " + c + ": " + len + " bytes at " + dst + ", region " + lo + ".." + hi);
+                }
+                apply(e[at], dst, len, (byte) 2, bases, content, writers, route, view);
+            }
+            next = plan.columnFirst(c) + width * plan.columnCount(c);
+        }
+        assertEquals(plan.usedLongs(), next, "every long of the description belongs to a column");
+        return new Applied(plan.copies(), gathered, writers, route, view);
     }
 
     /** Applies one copy or entry: marks the bytes it writes and takes their values from the file it reads. */
