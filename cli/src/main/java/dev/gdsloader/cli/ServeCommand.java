@@ -86,6 +86,8 @@ final class ServeCommand implements Callable<Integer> {
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
     private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
     private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
+    private static final Checks.Range REGISTRATION_LINGER = new Checks.Range("--registration-linger", 0, MAX_LINGER_SECONDS, "seconds");
+    private static final Checks.Range SESSION_LINGER = new Checks.Range("--session-linger", 0, MAX_LINGER_SECONDS, "seconds");
 
     /** The longest {@code --registration-linger}, seconds: a day. */
     static final long MAX_LINGER_SECONDS = 86_400;
@@ -166,14 +168,8 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PORT.check(port); // named as the option, before the server's own 'port must be ...'
-        if (registrationLingerSeconds < 0 || registrationLingerSeconds > MAX_LINGER_SECONDS) {
-            throw new IllegalArgumentException("--registration-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
-                    + registrationLingerSeconds);
-        }
-        if (sessionLingerSeconds < 0 || sessionLingerSeconds > MAX_LINGER_SECONDS) {
-            throw new IllegalArgumentException("--session-linger must be 0.." + MAX_LINGER_SECONDS + " seconds (a day), got "
-                    + sessionLingerSeconds);
-        }
+        REGISTRATION_LINGER.check(registrationLingerSeconds);
+        SESSION_LINGER.check(sessionLingerSeconds);
         PrefetchServer.Builder b = PrefetchServer.builder(root).bind(bind).port(port).limits(limits())
                 .registrationLinger(java.time.Duration.ofSeconds(registrationLingerSeconds))
                 .sessionLinger(java.time.Duration.ofSeconds(sessionLingerSeconds));

@@ -17,7 +17,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * The Arrow schema of a host-delivered batch (service/README.md, "Arrow schema"): each dataset column as a primitive
  * (one element per record) or a {@code FixedSizeList(n)} of it (child {@code "item"}), with field metadata
  * {@code gdsloader.dtype} and {@code gdsloader.shape}; then {@code _record} (Int64) and {@code _padding} (Bool); schema
- * metadata {@code gdsloader.version = "3"}. Every field is non-nullable. Stateless; thread-safe.
+ * metadata {@code gdsloader.version} = {@link Protocol#VERSION} ("4"). Every field is non-nullable. Stateless; thread-safe.
  */
 final class BatchSchema {
     private BatchSchema() {

@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Bounds: a parked session is freed when no stream takes it within the linger ({@link PrefetchServer.Builder#sessionLinger},
  * default {@value PrefetchServer#DEFAULT_SESSION_LINGER_MILLIS} ms), when the server needs its memory for a new session
- * ({@link #evictAll}), and when the server closes ({@link #close()}); at most {@code capacity} are parked (one more is
- * freed at once). Parked sessions hold their ring in the server's budget but are not streams: they count against no
+ * ({@link #evictAll}), and when the server closes ({@link #close()}); at most {@code capacity} are parked (parking one
+ * more frees the one parked longest). Parked sessions hold their ring in the server's budget but are not streams: they count against no
  * session limit.
  *
  * <p>Ownership: {@link #park} takes over the caller's hold on the session; {@link #take} hands a hold back. Thread-safe.
@@ -67,8 +67,9 @@ final class ParkedSessions implements AutoCloseable {
     }
 
     /**
-     * Parks {@code s} under {@code key}, taking over the caller's hold; frees it at once instead when parking is off,
-     * the server is closing or {@code capacity} sessions are parked. A session parked under the same key before is freed.
+     * Parks {@code s} under {@code key}, taking over the caller's hold; frees it at once instead when parking is off or
+     * the server is closing. A session parked under the same key before is freed, and so is the one parked longest when
+     * {@code capacity} sessions are parked already.
      *
      * @param key what the session serves next
      * @param s the session, held by the caller
@@ -76,13 +77,22 @@ final class ParkedSessions implements AutoCloseable {
      */
     void park(Key key, Session s, boolean startNextEpoch) {
         Session replaced;
+        Session oldest = null;
         synchronized (this) {
-            if (closed || timer == null || (parked.size() >= capacity && !parked.containsKey(key))) {
+            if (closed || timer == null) {
                 s.unhold();
                 return;
             }
+            if (parked.size() >= capacity && !parked.containsKey(key)) {
+                var first = parked.entrySet().iterator();
+                oldest = first.next().getValue(); // the longest parked is the least likely to be asked for
+                first.remove();
+            }
             s.park();
             replaced = parked.put(key, s);
+        }
+        if (oldest != null) {
+            release(oldest);
         }
         if (replaced != null) {
             release(replaced);

@@ -556,7 +556,7 @@ public final class PrefetchServer implements AutoCloseable {
          * and starts its threads again; with 32 clients reading 2 GiB that took most of each epoch (session 7 of
          * BENCHMARKS.md). Parked sessions hold their ring in the server's memory budget until taken, their linger
          * passes, a new session needs the memory, or the server closes; at most {@link ServerLimits#sessions()} are
-         * parked.
+         * parked (parking one more frees the one parked longest).
          *
          * @param linger zero or more (default {@value #DEFAULT_SESSION_LINGER_MILLIS} ms; zero frees each session with
          *     its call)

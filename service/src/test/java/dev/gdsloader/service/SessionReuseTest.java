@@ -102,6 +102,23 @@ class SessionReuseTest extends ServiceTestBase {
     }
 
     @Test
+    void whenAsManyAreParkedAsTheServerHasSessionsTheOneParkedLongestGoes() throws Exception {
+        server.close();
+        server = PrefetchServer.builder(root).limits(ServerLimits.defaults().withSessions(1)).start(); // parks 1 at most
+        try (PrefetchClient a = client(1).open()) {
+            epoch(a, 0);
+        }
+        await(() -> server.parkedSessions() == 1, "a's session parked for its epoch 1");
+        long opened = server.sessionsOpened();
+        try (PrefetchClient b = client(2).open()) {
+            // b's GetFlightInfo session takes the one place (a's goes) and b's stream takes it over
+            assertEquals(RECORDS, epoch(b, 0).size());
+        }
+        assertEquals(opened + 1, server.sessionsOpened(), "b's stream reused its GetFlightInfo's session");
+        await(() -> server.parkedSessions() == 1, "b's session parked for its epoch 1");
+    }
+
+    @Test
     void aNegativeLingerIsRefused() {
         var e = assertThrows(IllegalArgumentException.class, () -> PrefetchServer.builder(root).sessionLinger(Duration.ofMillis(-1)));
         assertTrue(e.getMessage().contains("session linger must be >= 0"), e.getMessage());

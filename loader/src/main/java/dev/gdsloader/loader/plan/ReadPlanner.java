@@ -52,7 +52,8 @@ public final class ReadPlanner {
         if (batchSize <= 0) {
             throw new IllegalArgumentException("batch size must be > 0 records, got " + batchSize);
         }
-        return dropLast ? entries / batchSize : (entries + batchSize - 1) / batchSize;
+        // in long: entries + batchSize - 1 overflows an int for a batch size near Integer.MAX_VALUE (0 batches)
+        return (int) (dropLast ? entries / batchSize : ((long) entries + batchSize - 1) / batchSize);
     }
 
     /**

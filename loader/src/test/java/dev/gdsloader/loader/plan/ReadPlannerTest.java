@@ -55,6 +55,15 @@ class ReadPlannerTest {
     }
 
     @Test
+    void aBatchSizeNearTheIntLimitIsOneBatchNotNone() {
+        // entries + batchSize - 1 in int arithmetic overflowed to 0 batches (found by a new user: empty epochs)
+        assertEquals(1, ReadPlanner.batches(999, Integer.MAX_VALUE, false));
+        assertEquals(1, ReadPlanner.batches(999, Integer.MAX_VALUE - 997, false));
+        assertEquals(0, ReadPlanner.batches(999, Integer.MAX_VALUE, true));
+        assertEquals(1, ReadPlanner.sequential(dataset, Integer.MAX_VALUE, false).size());
+    }
+
+    @Test
     void batchSizeZeroIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> ReadPlanner.sequential(dataset, 0, false));
     }
