@@ -86,11 +86,11 @@ final class ServeCommand implements Callable<Integer> {
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
     private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
     private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
-    private static final Checks.Range REGISTRATION_LINGER = new Checks.Range("--registration-linger", 0, MAX_LINGER_SECONDS, "seconds");
-    private static final Checks.Range SESSION_LINGER = new Checks.Range("--session-linger", 0, MAX_LINGER_SECONDS, "seconds");
 
     /** The longest {@code --registration-linger}, seconds: a day. */
     static final long MAX_LINGER_SECONDS = 86_400;
+    private static final Checks.Range REGISTRATION_LINGER = new Checks.Range("--registration-linger", 0, MAX_LINGER_SECONDS, "seconds");
+    private static final Checks.Range SESSION_LINGER = new Checks.Range("--session-linger", 0, MAX_LINGER_SECONDS, "seconds");
 
     @Option(names = "--registration-linger", paramLabel = "SECONDS", defaultValue = "30",
             description = "seconds the MAPPED path's shard registrations stay after the session that made them ended, so "
