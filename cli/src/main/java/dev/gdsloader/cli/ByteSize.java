@@ -8,7 +8,8 @@ import picocli.CommandLine;
 /**
  * Parses sizes such as {@code 4096}, {@code 64KiB}, {@code 8MiB}, {@code 1GiB}, {@code 2TiB}, {@code 1PiB} (powers of
  * 1024) and {@code 1GB} ... {@code 1PB} (powers of 1000) into bytes, for command-line options; a size beyond a
- * {@code long} ({@value Long#MAX_VALUE} bytes, 8 EiB) is refused as too large, naming the value.
+ * {@code long} ({@value Long#MAX_VALUE} bytes, 8 EiB) is refused as too large, and a negative one as negative, naming
+ * the value (the usage message then names the option's declared {@link Checks.Range} where it has one).
  */
 final class ByteSize implements CommandLine.ITypeConverter<Long> {
     private static final Pattern P = Pattern.compile("(\\d+)\\s*([kmgtp]i?b?|b)?", Pattern.CASE_INSENSITIVE);
@@ -16,6 +17,10 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
         Matcher m = P.matcher(value.trim());
+        if (!m.matches() && value.trim().startsWith("-") && P.matcher(value.trim().substring(1)).matches()) {
+            // said as negative, so that the usage message can name the option's own range (GdsLoaderMain)
+            throw new CommandLine.TypeConversionException("'" + value + "' is negative (a size is 0 or more bytes, e.g. 4096, 64KiB, 8MiB, 1GiB)");
+        }
         if (!m.matches()) {
             throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use e.g. 4096, 64KiB, 8MiB, 1GiB, 1TiB, 1PiB or 1GB");
         }

@@ -37,6 +37,14 @@ final class Checks {
         }
     }
 
+    /**
+     * A server's native memory budget, as serve and serve-bench allow it: 1 byte to this machine's physical memory
+     * ({@link ServeCommand#checkMemoryBudget}); declared so that a size refused before that check (negative, beyond a
+     * long) names it too.
+     */
+    static final Range MEMORY_BUDGET = new Range("--memory-budget", 1,
+            dev.gdsloader.memory.NativeAllocator.hostMemoryBytes(), "bytes");
+
     /** Records per batch, as every command taking {@code --batch-size} allows it. */
     static final Range BATCH_SIZE = new Range("--batch-size", 1, Integer.MAX_VALUE);
 

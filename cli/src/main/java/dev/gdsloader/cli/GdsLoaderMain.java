@@ -99,6 +99,8 @@ public final class GdsLoaderMain {
     private static final java.util.regex.Pattern ENUM = java.util.regex.Pattern.compile(
             "expected one of \\[(.*)\\] \\(case-sensitive\\) but was '(.*)'", java.util.regex.Pattern.DOTALL);
     private static final java.util.regex.Pattern NOT_A = java.util.regex.Pattern.compile("'(.*)' is not an? (int|long|short|byte)");
+    /** A {@link ByteSize} refusal of a size outside every option's range: negative, or beyond a long. */
+    private static final java.util.regex.Pattern SIZE_OUT = java.util.regex.Pattern.compile("'(.*)' is (?:negative|too large) \\(.*\\)");
     private static final java.util.regex.Pattern CLASS_NAMES = java.util.regex.Pattern.compile(
             "\\s*\\((?:java|javax|picocli|dev)\\.[^)]*\\)|(?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error): ?");
 
@@ -134,6 +136,10 @@ public final class GdsLoaderMain {
         java.util.regex.Matcher nm = NOT_A.matcher(what);
         java.util.Optional<Checks.Range> declared = option == null ? java.util.Optional.empty()
                 : Checks.Range.declared(ex.getCommandLine() == null ? null : ex.getCommandLine().getCommand(), option);
+        java.util.regex.Matcher sm = SIZE_OUT.matcher(what);
+        if (sm.matches() && declared.isPresent()) { // as the command's own check says it: the option and its range
+            return declared.get().option() + " must be " + declared.get().text() + ", got " + sm.group(1);
+        }
         if (nm.matches() && declared.isPresent()) { // the option's own range, not its Java type's
             what = "'" + nm.group(1) + "' is " + (nm.group(1).strip().matches("[+-]?\\d+") ? "out of range: must be "
                     : "not a whole number in ") + declared.get().text();

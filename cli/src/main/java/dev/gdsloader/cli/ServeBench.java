@@ -217,7 +217,15 @@ final class ServeBench {
                     + "(or leads to one), which a server refuses to serve (every client could read it): move the dataset into a "
                     + "directory of datasets (e.g. " + data.getParent().resolve("datasets").resolve(data.getFileName()) + ")", e);
         }
-        dev.gdsloader.bench.BenchRunner.requireRecords(c.data(), dev.gdsloader.loader.dataset.Dataset.open(data)); // before the server
+        long records = dev.gdsloader.bench.BenchRunner.requireRecords(c.data(), dev.gdsloader.loader.dataset.Dataset.open(data)); // before the server
+        for (int n : c.clients()) { // every row's ranks checked before any row runs, as each client's loader checks its own
+            try {
+                new dev.gdsloader.loader.sampler.Sampler(c.options().sampler().withRanks(0, n, Partition.EXACT_ONCE),
+                        new long[] {records}, c.options().batchSize());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--clients " + n + ": " + e.getMessage(), e); // names the records
+            }
+        }
         String name = data.getFileName().toString();
         LoaderOptions host = c.options().withPath(ReadPath.HOST);
         List<Row> rows = new ArrayList<>();

@@ -97,6 +97,8 @@ final class ServeBenchCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "120", description = "longest wait for a batch, in seconds, 1..3600 (default: ${DEFAULT-VALUE})")
     int timeoutSeconds;
 
+    /** A CUDA ordinal: from 0 (how many GPUs there are is the IPC rows' own check). */
+    private static final Checks.Range DEVICE = new Checks.Range("--device", 0, Integer.MAX_VALUE);
     private static final Checks.Range TIMEOUT = new Checks.Range("--timeout", 1, 3600);
 
     @Option(names = "--trace", description = "trace the CUDA IPC row's per-batch latencies on both sides (the server's "
@@ -141,9 +143,7 @@ final class ServeBenchCommand implements Callable<Integer> {
         if (out != null) {
             Checks.usableOutputDir("--out", out);
         }
-        if (device < 0) {
-            throw new IllegalArgumentException("--device: " + device + " is negative");
-        }
+        DEVICE.check(device);
         if (direct && noDirect) {
             throw new IllegalArgumentException("--direct and --no-direct: give one of them, or neither for the loader's choice");
         }
@@ -153,6 +153,7 @@ final class ServeBenchCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--batch-size " + batchSize + ": " + e.getMessage(), e);
         }
+        DEPTH.check(prefetchDepth);
         try {
             options = options.withPrefetchDepth(prefetchDepth);
         } catch (IllegalArgumentException e) {

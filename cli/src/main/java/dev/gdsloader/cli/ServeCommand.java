@@ -85,6 +85,8 @@ final class ServeCommand implements Callable<Integer> {
     private static final Checks.Range SESSIONS_PER_CLIENT = new Checks.Range("--max-sessions-per-client", 1, Integer.MAX_VALUE);
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
     private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
+    /** For a value beyond an int; a given one is checked against --cluster's members, 0..size-1. */
+    private static final Checks.Range CLUSTER_INDEX = new Checks.Range("--cluster-index", 0, Integer.MAX_VALUE);
     private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
 
     /** The longest {@code --registration-linger}, seconds: a day. */
@@ -176,15 +178,19 @@ final class ServeCommand implements Callable<Integer> {
         if (allowSystemRoot) {
             b.allowSystemRoot();
         }
-        if (clusterIndex != null && clusterIndex < 0) {
-            throw new IllegalArgumentException("--cluster-index must be >= 0 (this server's position in --cluster, from 0), got "
-                    + clusterIndex);
-        }
         if (cluster != null) {
             if (clusterIndex == null) {
                 throw new IllegalArgumentException("--cluster needs --cluster-index I (this server's position in the list, from 0)");
             }
-            b.cluster(cluster.startsWith("@") ? Cluster.read(Path.of(cluster.substring(1)), clusterIndex) : Cluster.parse(cluster, clusterIndex));
+            // the members checked first (as part 0), then the index against them, named as the option
+            Cluster members = cluster.startsWith("@") ? Cluster.read(Path.of(cluster.substring(1)), 0) : Cluster.parse(cluster, 0);
+            try {
+                new Checks.Range("--cluster-index", 0, members.size() - 1).check(clusterIndex);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(e.getMessage() + " (this server's position in --cluster " + cluster
+                        + (cluster.startsWith("@") ? ": " + members.members() : "") + ")", e);
+            }
+            b.cluster(new Cluster(members.members(), clusterIndex));
         } else if (clusterIndex != null) {
             throw new IllegalArgumentException("--cluster-index needs --cluster HOST:PORT,...");
         }

@@ -64,8 +64,8 @@ class GdsLoaderMainProcessTest {
         Path members = Files.writeString(dir.resolve("cluster.txt"), "127.0.0.1:9001\n127.0.0.1:9002\n");
         Result r = main("serve", root.toString(), "--cluster", "@" + members, "--cluster-index", "2");
         assertEquals(2, r.exit(), r.toString());
-        assertEquals("gdsloader serve: " + members + ": cluster index 2 is outside 0..1 (the cluster has 2 members: "
-                + "[127.0.0.1:9001, 127.0.0.1:9002])", r.err().strip(), r.toString());
+        assertEquals("gdsloader serve: --cluster-index must be 0..1, got 2 (this server's position in --cluster @" + members
+                + ": [127.0.0.1:9001, 127.0.0.1:9002])", r.err().strip(), r.toString());
         Result d = main("serve", root.toString(), "--cluster", "@" + dir, "--cluster-index", "0");
         assertEquals(2, d.exit(), d.toString());
         assertTrue(d.err().lines().noneMatch(l -> l.trim().startsWith("at ")), "no stack trace: " + d);

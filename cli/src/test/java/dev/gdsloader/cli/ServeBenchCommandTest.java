@@ -217,6 +217,42 @@ class ServeBenchCommandTest {
         }
     }
 
+    /**
+     * A new user's {@code --clients 1,4} over 1 record ran the loopback and host-1 rows before the 4-client row failed:
+     * every count is checked against the dataset first, in one line naming --clients, the count and the records.
+     */
+    @Test
+    void aClientCountTheDatasetCannotGiveEveryRankABatchIsRefusedBeforeAnyRow() {
+        Path data = dir.resolve("data").resolve("one");
+        CommandRun gen = CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "4KiB",
+                "--shards", "1", "--record-bytes", "4KiB");
+        assertEquals(0, gen.exitCode(), gen.toString());
+        CommandRun r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                () -> CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1,4", "--epochs", "1"));
+        OptionChecksTest.assertOneLineError(r, "gdsloader serve-bench", "--clients 4: rank 1 of 4 would get no batch: 1 records over 4 ranks");
+        assertTrue(r.out().isEmpty(), r.toString()); // no server, no row
+    }
+
+    /** serve-bench's own options name their ranges as the rest of the CLI does, not Java's or the loader's terms. */
+    @Test
+    void deviceAndPrefetchDepthAreRefusedNamingTheirRanges() {
+        Path data = generate("ranges", "64KiB", "1");
+        String[][] cases = {
+            {"--device", "-1", "gdsloader serve-bench: --device must be 0..2147483647, got -1"},
+            {"--device", "99999999999", "gdsloader serve-bench: --device: '99999999999' is out of range: must be 0..2147483647"},
+            {"--prefetch-depth", "0", "gdsloader serve-bench: --prefetch-depth must be 1..64, got 0"},
+            {"--prefetch-depth", "65", "gdsloader serve-bench: --prefetch-depth must be 1..64, got 65"},
+            {"--memory-budget", "-1", "gdsloader serve-bench: --memory-budget must be 1.."
+                + dev.gdsloader.memory.NativeAllocator.hostMemoryBytes() + " bytes, got -1"},
+        };
+        for (String[] c : cases) {
+            CommandRun r = CommandRun.execute(new ServeBenchCommand(), data.toString(), c[0], c[1], "--clients", "1", "--epochs", "1");
+            assertEquals(2, r.exitCode(), r.toString());
+            assertTrue(r.err().startsWith(c[2] + "\n"), "wanted '" + c[2] + "' in\n" + r);
+            assertTrue(r.out().isEmpty(), r.toString());
+        }
+    }
+
     /** A dataset whose parent is a system directory (here: reached through a link to {@code /}, as {@code /data} would be). */
     @Test
     void aDatasetWhoseParentIsASystemDirectoryIsRefusedSayingWhatToDoNotNamingServesFlag() throws Exception {
@@ -345,7 +381,7 @@ class ServeBenchCommandTest {
         assertTrue(run.err().contains("nope: not a directory"), run.toString());
         CommandRun depth = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--prefetch-depth", "0");
         assertEquals(2, depth.exitCode(), depth.toString());
-        assertTrue(depth.err().startsWith("gdsloader serve-bench: --prefetch-depth 0: "), depth.toString());
+        assertTrue(depth.err().startsWith("gdsloader serve-bench: --prefetch-depth must be 1..64, got 0\n"), depth.toString());
         CommandRun both = CommandRun.execute(new ServeBenchCommand(), dir.toString(), "--direct", "--no-direct");
         assertEquals(2, both.exitCode(), both.toString());
         assertTrue(both.err().contains("--direct and --no-direct: give one of them"), both.toString());

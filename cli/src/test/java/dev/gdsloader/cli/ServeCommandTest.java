@@ -96,13 +96,27 @@ class ServeCommandTest {
         String[][] cases = {
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster needs --cluster-index I"},
             {"--cluster-index", "0", "--cluster-index needs --cluster HOST:PORT"},
-            {"--cluster-index", "-1", "--cluster-index must be >= 0 (this server's position in --cluster, from 0), got -1"},
+            {"--cluster-index", "-1", "--cluster-index needs --cluster HOST:PORT"},
             {"--registration-linger", "-5", "--registration-linger must be 0..86400 seconds, got -5"},
             {"--session-linger", "-5", "--session-linger must be 0..86400 seconds, got -5"},
             {"--registration-linger", "9223372037", "--registration-linger must be 0..86400 seconds, got 9223372037"},
             {"--session-linger", "1.5", "--session-linger: '1.5' is not a whole number in 0..86400 seconds"},
-            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be >= 0"},
-            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "2", "cluster index 2 is outside 0..1"},
+            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "-2", "--cluster-index must be 0..1, got -2 (this server's "
+                + "position in --cluster 127.0.0.1:9001,127.0.0.1:9002)"},
+            {"--cluster", "127.0.0.1:9001,127.0.0.1:9002", "--cluster-index", "5", "--cluster-index must be 0..1, got 5 (this server's "
+                + "position in --cluster 127.0.0.1:9001,127.0.0.1:9002)"},
+            {"--cluster", "a:1,b:2", "--cluster-index", "99999999999", "--cluster-index: '99999999999' is out of range: must be "
+                + "0..2147483647"},
+            // a negative or too large size names the option's own range, as the command's check does
+            {"--max-message", "-1", "--max-message must be 1..2147483647 bytes, got -1"},
+            {"--max-message", "99999999999PiB", "--max-message must be 1..2147483647 bytes, got 99999999999PiB"},
+            {"--max-message", "0", "--max-message must be 1..2147483647 bytes, got 0"},
+            {"--memory-budget", "-1", "--memory-budget must be 1.." + dev.gdsloader.memory.NativeAllocator.hostMemoryBytes()
+                + " bytes, got -1"},
+            {"--memory-budget", "-4KiB", "--memory-budget must be 1.." + dev.gdsloader.memory.NativeAllocator.hostMemoryBytes()
+                + " bytes, got -4KiB"},
+            {"--memory-budget", "99999999999PiB", "--memory-budget must be 1.." + dev.gdsloader.memory.NativeAllocator.hostMemoryBytes()
+                + " bytes, got 99999999999PiB"},
             {"--cluster", "127.0.0.1:9001,node1", "--cluster-index", "0", "cluster member 'node1' is not host:port"},
             {"--cluster", "127.0.0.1:9001,127.0.0.1:9001", "--cluster-index", "0", "cluster member '127.0.0.1:9001' is listed twice"},
         };

@@ -35,7 +35,7 @@ class UsageErrorsTest {
 
     @Test
     void parseErrorsAreOneLineNamingTheOptionNotTheUsageText() {
-        assertUsageError(CommandRun.execute(new BenchCommand(), "--io-size", "-4KiB"), "bench", "--io-size", "'-4KiB' is not a size");
+        assertUsageError(CommandRun.execute(new BenchCommand(), "--io-size", "-4KiB"), "bench", "--io-size", "'-4KiB' is negative", "64KiB");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--batch-bytes", "99999999999999999999"), "bench", "--batch-bytes",
                 "too large");
         assertUsageError(CommandRun.execute(new BenchCommand(), "--paths", "FOO"), "bench", "--paths", "'FOO'", "GDS, BOUNCE, HOST");
