@@ -63,7 +63,9 @@ import org.apache.arrow.vector.types.pojo.Field;
  * }</pre>
  *
  * <p>Faults: every wait has a deadline ({@link Builder#timeout}: the info call's gRPC deadline, and for streams the
- * longest wait for the next batch, after which the stream is cancelled). The client remembers the loader state of the
+ * longest wait for the next batch, after which the stream is cancelled). Opening retries an UNAVAILABLE server (not
+ * listening yet, or shutting down) every 200 ms for up to {@link Builder#reconnectTimeout}, then fails naming the server,
+ * the cause and how long it retried. The client remembers the loader state of the
  * last batch it handed out; when a stream breaks (UNAVAILABLE, INTERNAL or UNKNOWN: a server killed or shutting
  * down), it reconnects, retrying for up to {@link Builder#reconnectTimeout}, and resumes right after that batch, so
  * each record of the epoch is handed out exactly once across the restart. Refusals (INVALID_ARGUMENT, NOT_FOUND,
@@ -773,17 +775,43 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
     }
 
+    /**
+     * {@code GetFlightInfo}, retried as a broken stream reconnects: an UNAVAILABLE server (not listening yet, or shutting
+     * down: GOAWAY) is asked again on a new connection every 200 ms for up to {@link #reconnectMillis}; refusals are not
+     * retried.
+     */
     private void fetchInfo() {
-        try {
-            FlightInfo fi = flight.flight().getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
-                    CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
-            byte[] m = fi.getAppMetadata();
-            info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
-            endpoints = Endpoints.of(fi, location, this::connectTo);
-        } catch (FlightRuntimeException e) {
-            throw failure(e);
-        } catch (java.io.IOException e) {
-            throw new PrefetchServiceException("prefetch server " + peer + " sent flight info that is not JSON", e, null);
+        long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(reconnectMillis);
+        FlightRuntimeException first = null;
+        while (true) {
+            try {
+                FlightInfo fi = flight.flight().getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
+                        CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
+                byte[] m = fi.getAppMetadata();
+                info = Protocol.JSON.readTree(m == null ? "{}" : new String(m, StandardCharsets.UTF_8));
+                endpoints = Endpoints.of(fi, location, this::connectTo);
+                return;
+            } catch (FlightRuntimeException e) {
+                if (e.status().code() != FlightStatusCode.UNAVAILABLE) {
+                    throw failure(e);
+                }
+                if (first == null) {
+                    first = e;
+                    LOG.log(Level.INFO, "gdsloader: prefetch server " + peer + " unavailable (" + e.getMessage()
+                            + "); retrying for up to " + reconnectMillis + " ms");
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    String why = first == e ? withCause(e) : withCause(first) + "; then " + withCause(e);
+                    throw new PrefetchServiceException("prefetch server " + peer + " unavailable: " + why + " (retried for "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms)", e, e.status().code());
+                }
+                sleep(Math.min(200, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+                flight.close(); // a new channel: gRPC's own would wait out its reconnect backoff (1 s and more)
+                flight = connect();
+            } catch (java.io.IOException e) {
+                throw new PrefetchServiceException("prefetch server " + peer + " sent flight info that is not JSON", e, null);
+            }
         }
     }
 
@@ -969,7 +997,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         }
 
         /**
-         * @param timeout how long a broken stream is retried (reconnecting every 200 ms) before its error is thrown
+         * @param timeout how long a broken stream, or an unavailable server at {@link #open()}, is retried (reconnecting
+         *     every 200 ms) before its error is thrown
          * @return this
          */
         public Builder reconnectTimeout(Duration timeout) {
@@ -1032,7 +1061,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * Connects and asks the server about the request ({@code GetFlightInfo}), which checks it as a stream would.
          *
          * @return the client, owned by the caller
-         * @throws PrefetchServiceException naming what was wrong: the connection, or the server's refusal (unknown
+         * @throws PrefetchServiceException naming what was wrong: the connection (a server UNAVAILABLE for all of
+         *     {@link #reconnectTimeout}: {@code prefetch server HOST:PORT unavailable: ... (retried for N ms)}), or the server's refusal (unknown
          *     dataset, an option the server refuses such as a batch size not set), with the Flight status code
          */
         public PrefetchClient open() {

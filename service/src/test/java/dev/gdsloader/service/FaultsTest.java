@@ -117,6 +117,43 @@ class FaultsTest {
         }
     }
 
+    /**
+     * open() during a server's shutdown failed at once with gRPC's raw "Connection closed after GOAWAY" while streams
+     * reconnect: its GetFlightInfo is retried the same way, and said plainly when retrying gives up.
+     */
+    @Test
+    void openRetriesAnUnavailableServerUntilOneListensElseSaysHowLongItRetried() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        long t0 = System.nanoTime();
+        PrefetchServiceException e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1", port)
+                .dataset("wide").batchSize(8).timeout(Duration.ofSeconds(1)).reconnectTimeout(Duration.ofMillis(1500)).open().close());
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
+        assertTrue(e.getMessage().startsWith("prefetch server 127.0.0.1:" + port + " unavailable: "), e.getMessage());
+        assertTrue(e.getMessage().matches("(?s).*\\(retried for 1[5-9]\\d\\d ms\\)"), e.getMessage());
+        assertTrue(millis >= 1400 && millis < 6_000, "gave up after " + millis + " ms, retrying for 1500 ms");
+
+        java.util.concurrent.CompletableFuture<PrefetchClient> opening = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> PrefetchClient.builder("127.0.0.1", port).dataset("wide").batchSize(8).path(ReadPath.HOST)
+                        .timeout(Duration.ofSeconds(2)).reconnectTimeout(Duration.ofSeconds(8)).open());
+        Thread.sleep(700); // the client is retrying: nothing listens yet
+        assertTrue(!opening.isDone(), "open() returned without a server");
+        try (PrefetchServer server = PrefetchServer.builder(root).port(port).start();
+             PrefetchClient c = opening.get(10, TimeUnit.SECONDS)) {
+            long records = 0;
+            for (RemoteBatch b : c) {
+                try (b) {
+                    records += b.records();
+                }
+            }
+            assertEquals(RECORDS, records);
+            assertEquals(port, server.port());
+        }
+    }
+
     @Test
     void theWaitForTheNextBatchHasTheClientsDeadlineWhenTheServerStops() throws Exception {
         Process p = ChildJvm.command(ServerChild.class, List.of(), root.toString()).redirectError(root.resolve("server.err").toFile())
