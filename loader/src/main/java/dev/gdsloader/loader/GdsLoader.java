@@ -289,7 +289,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * @return an iterator over the epoch's batches, in order
      * @throws IllegalStateException if the loader is closed, the previous epoch still has batches the
      *     consumer has not released (naming how many), or the loader serves a device group of two or more GPUs
-     *     (consumed through {@link #groupEpoch()})
+     *     (consumed through {@link #groupEpoch()}), or the epoch to start is {@link Long#MAX_VALUE} (resumed from such a
+     *     state: no epoch could follow it), naming it
      * @throws java.io.UncheckedIOException on the MAPPED path, if a registered shard changed (size, modification
      *     time or identity), naming it
      */
@@ -362,6 +363,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             engine.checkEpoch(); // MAPPED: no registered shard changed
         } catch (IOException x) {
             throw new java.io.UncheckedIOException(x.getMessage(), x);
+        }
+        if (nextEpoch == Long.MAX_VALUE) { // its state would name the epoch after it, which a long cannot hold
+            throw new IllegalStateException("epoch " + nextEpoch + " cannot be started: no epoch can follow it (epochs are 0.."
+                    + (Long.MAX_VALUE - 1) + ")");
         }
         long e = nextEpoch++;
         long skip = resumeBatches;

@@ -180,6 +180,30 @@ class GdsLoaderSamplingTest {
         assertThrows(IllegalArgumentException.class, () -> LoaderState.fromJson("not json"));
     }
 
+    /** A state at epoch Long.MAX_VALUE streamed, and the state after it said epoch Long.MIN_VALUE: refused, named. */
+    @Test
+    void anEpochNoOtherCanFollowIsRefusedNamingIt() throws IOException {
+        TestShards.writeImages(dir, 10);
+        for (long epoch : new long[] {Long.MAX_VALUE - 1, Long.MAX_VALUE}) {
+            LoaderState s = new LoaderState(epoch, 0, 10, 2, SamplerOptions.sequential().withBlockRecords(2));
+            try (GdsLoader loader = builder(2).resumeFrom(s).build()) {
+                if (epoch < Long.MAX_VALUE) { // the last epoch that can be followed: it runs, and its state names the next
+                    int n = 0;
+                    for (Batch b : loader) {
+                        try (b) {
+                            assertEquals(epoch, b.epoch());
+                            n++;
+                        }
+                    }
+                    assertEquals(5, n);
+                    assertEquals(Long.MAX_VALUE, loader.state().epoch());
+                }
+                IllegalStateException e = assertThrows(IllegalStateException.class, loader::iterator);
+                assertTrue(e.getMessage().contains("epoch " + Long.MAX_VALUE + " cannot be started"), e.getMessage());
+            }
+        }
+    }
+
     @Test
     void globalShuffleGathersRecordsFromEverywhereByteExact() throws IOException {
         TestShards.writeImages(dir, 100, 57, 300);

@@ -27,14 +27,16 @@ public record Request(String dataset, LoaderOptions options, Delivery delivery, 
 
     /**
      * @throws NullPointerException if dataset, options or delivery is null
-     * @throws IllegalArgumentException if {@code epoch} is negative
+     * @throws IllegalArgumentException if {@code epoch} is negative or {@link Long#MAX_VALUE} (no epoch could follow it:
+     *     the next state's epoch would overflow)
      */
     public Request {
         Objects.requireNonNull(dataset, "dataset");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(delivery, "delivery");
-        if (epoch < 0) {
-            throw new IllegalArgumentException("epoch must be >= 0, got " + epoch);
+        if (epoch < 0 || epoch >= Long.MAX_VALUE) {
+            throw new IllegalArgumentException("epoch must be 0.." + (Long.MAX_VALUE - 1) + " (an epoch that another can follow), got "
+                    + epoch);
         }
     }
 
@@ -134,8 +136,9 @@ public record Request(String dataset, LoaderOptions options, Delivery delivery, 
             }
         }
         JsonNode e = n.get("epoch");
-        if (e != null && (!e.isIntegralNumber() || !e.canConvertToLong() || e.longValue() < 0)) {
-            throw new IllegalArgumentException("request field 'epoch' must be an integer >= 0, got " + e);
+        if (e != null && (!e.isIntegralNumber() || !e.canConvertToLong() || e.longValue() < 0 || e.longValue() == Long.MAX_VALUE)) {
+            throw new IllegalArgumentException("request field 'epoch' must be an integer 0.." + (Long.MAX_VALUE - 1)
+                    + " (an epoch that another can follow), got " + e);
         }
         JsonNode s = n.get("state");
         LoaderState state = null;

@@ -230,6 +230,9 @@ class PrefetchServiceTest extends ServiceTestBase {
                 {"{\"version\":\"3\",\"dataset\":\"train\",\"options\":{\"batchSize\":4}}", "'version' must be the integer 4"},
                 {"{\"dataset\":\"train\"}", "'version' must be the integer 4"},
                 {"[]", "request must be a JSON object"},
+                // streamed, and the next state said epoch -9223372036854775808: no epoch can follow it
+                {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"epoch\":9223372036854775807}",
+                    "'epoch' must be an integer 0..9223372036854775806 (an epoch that another can follow), got 9223372036854775807"},
                 {"{\"version\":4,\"dataset\":\"train\",\"options\":{\"batchSize\":4},\"delivery\":\"CUDA_IPC\"}", "is a DoExchange"},
             };
             for (String[] c : cases) {
