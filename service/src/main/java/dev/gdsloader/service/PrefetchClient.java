@@ -327,8 +327,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         LOG.log(Level.INFO, "gdsloader: stream from " + t.describe() + " broke (" + e.getMessage()
                                 + "); reconnecting and resuming after " + (last() == null ? "the start" : last().toJson()));
                     } else if (now > reconnectDeadline) {
-                        String why = broke == e ? withCause(e) : withCause(broke) + "; then " + withCause(e);
-                        throw new PrefetchServiceException(t.describe() + ": " + why
+                        throw new PrefetchServiceException(t.describe() + ": " + gaveUp(broke, e)
                                 + " (reconnecting for " + reconnectMillis + " ms did not help)", e, broke.status().code());
                     }
                     sleep(200);
@@ -491,6 +490,15 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         } finally {
             f.cancel(false);
         }
+    }
+
+    /**
+     * @param first the failure that started the retries
+     * @param last the last one
+     * @return what retrying met, for the error thrown when it gives up: the first failure, then the last if it differs
+     */
+    static String gaveUp(FlightRuntimeException first, FlightRuntimeException last) {
+        return first == last ? withCause(last) : withCause(first) + "; then " + withCause(last);
     }
 
     /** @return the status message, with the transport's own reason when gRPC says only "io exception" */
@@ -802,9 +810,9 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                             + "); retrying for up to " + reconnectMillis + " ms");
                 }
                 if (System.nanoTime() - deadline >= 0) {
-                    String why = first == e ? withCause(e) : withCause(first) + "; then " + withCause(e);
-                    throw new PrefetchServiceException("prefetch server " + peer + " unavailable: " + why + " (retried for "
-                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms)", e, e.status().code());
+                    throw new PrefetchServiceException("prefetch server " + peer + " unavailable: " + gaveUp(first, e)
+                            + " (retried for " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms)", e,
+                            e.status().code());
                 }
                 sleep(Math.min(200, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
                 flight.close(); // a new channel: gRPC's own would wait out its reconnect backoff (1 s and more)

@@ -98,18 +98,24 @@ final class PrefetchProducer implements FlightProducer {
         }
         Session s;
         try {
-            s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
-        } catch (MemoryBudgetException e) {
-            if (!evictParked()) {
-                throw e;
+            try {
+                s = newSession(r);
+            } catch (MemoryBudgetException e) {
+                if (!evictParked()) {
+                    throw e;
+                }
+                s = newSession(r);
             }
-            s = Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
         } catch (IllegalStateException e) {
             // the loader's "not possible here" (a path this machine cannot take): the request's fault, not the server's
             throw new IllegalArgumentException(e.getMessage(), e);
         }
         sessions.add(s);
         return s;
+    }
+
+    private Session newSession(Request r) throws IOException {
+        return Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
     }
 
     /** @return whether parked sessions were freed (their memory back in the budget) */

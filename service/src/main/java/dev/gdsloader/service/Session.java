@@ -198,7 +198,6 @@ final class Session {
      * @throws IllegalStateException if batches of the previous epoch are still held after the wait (naming how many)
      */
     synchronized Iterator<Batch> epoch() {
-        parked = false;
         Iterator<Batch> it = started;
         started = null;
         if (it != null) {
