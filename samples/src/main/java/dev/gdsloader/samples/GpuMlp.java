@@ -3,7 +3,6 @@ package dev.gdsloader.samples;
 import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.cuda.Cublas;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.PinnedBuffer;
 import java.lang.foreign.MemorySegment;
