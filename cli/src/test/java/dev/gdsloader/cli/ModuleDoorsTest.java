@@ -4,11 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,9 +23,15 @@ import org.junit.jupiter.api.Test;
  * another gds-loader module only in a package that module's {@code module-info.java} exports (to everyone, or to
  * the user's module by name). javac checks this for the modules that are named modules; this test checks it for
  * the ones that are not (the CLI, the service, metrics), by reading each module's descriptor and {@code jdeps} of
- * every class, and names each reference through a closed door.
+ * every class, and names each reference through a closed door. An import leaves no trace in a class file when the
+ * imported type goes unused, so their sources' imports are checked too, where the sources are there (a build from
+ * the repository: {@code <module>/src/main/java} next to {@code <module>/target}).
  */
 class ModuleDoorsTest {
+    /** An import: the imported name (a type, a type's member, or a package with {@code .*}). */
+    private static final Pattern IMPORT = Pattern.compile("^import\\s+(?:static\\s+)?(dev\\.gdsloader\\.[\\w.]+?)(?:\\.\\*)?\\s*;",
+            Pattern.MULTILINE);
+
     @Test
     void everyReferenceAcrossModulesGoesThroughAnExportedPackage() throws Exception {
         try (ProjectClasses project = new ProjectClasses()) {
@@ -30,6 +43,7 @@ class ModuleDoorsTest {
             assertTrue(project.roots().stream().anyMatch(r -> r.descriptor().isEmpty()
                     && r.packages().contains("dev.gdsloader.cli")), "the CLI's classes not found: " + names);
             List<String> closed = closedDoors(project);
+            closed.addAll(closedImports(project));
             assertEquals(List.of(), closed, "references to packages their module does not export (use the module's "
                     + "exported API, or export the package in its module-info.java if it is API):\n"
                     + String.join("\n", closed));
@@ -50,7 +64,67 @@ class ModuleDoorsTest {
             assertFalse(loader.exportsTo("dev.gdsloader.loader.plan", cli), "the planner is exported to the benchmarks only");
             assertTrue(loader.exportsTo("dev.gdsloader.loader.plan", bench));
             assertTrue(cli.exportsTo("dev.gdsloader.cli", loader), "a module without descriptor closes nothing");
+            assertEquals("dev.gdsloader.loader.io", importedPackage("dev.gdsloader.loader.io.MappedEngine"));
+            assertEquals("dev.gdsloader.loader.io", importedPackage("dev.gdsloader.loader.io.MappedEngine.Provider"));
+            assertEquals("dev.gdsloader.loader.io", importedPackage("dev.gdsloader.loader.io"));
+            assertEquals("dev.gdsloader.cuda", importedPackage("dev.gdsloader.cuda.Cuda.ensure"));
         }
+    }
+
+    /**
+     * @return one line per import, in the sources of a module that is no named module, of a package another module
+     *     does not export to it
+     * @throws IOException if a source file cannot be read
+     */
+    private static List<String> closedImports(ProjectClasses project) throws IOException {
+        List<String> lines = new ArrayList<>();
+        for (ProjectClasses.Root root : project.roots()) {
+            Optional<Path> sources = sources(root);
+            if (root.descriptor().isPresent() || sources.isEmpty()) {
+                continue;
+            }
+            try (Stream<Path> files = Files.walk(sources.get())) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+                    Matcher m = IMPORT.matcher(Files.readString(f));
+                    while (m.find()) {
+                        String pkg = importedPackage(m.group(1));
+                        Optional<ProjectClasses.Root> owner = project.roots().stream()
+                                .filter(r -> r.packages().contains(pkg)).findFirst();
+                        if (owner.isPresent() && owner.get() != root && !owner.get().exportsTo(pkg, root)) {
+                            lines.add(f + ": import " + m.group(1) + ": package " + pkg + " is not exported by module "
+                                    + owner.get().name());
+                        }
+                    }
+                }
+            }
+        }
+        return lines;
+    }
+
+    /** @return the main sources of a module built in this repository: {@code <module>/src/main/java}, if there */
+    private static Optional<Path> sources(ProjectClasses.Root root) {
+        Path target = root.location().toAbsolutePath().getParent();
+        if (target == null || target.getParent() == null || !target.getFileName().toString().equals("target")) {
+            return Optional.empty();
+        }
+        Path src = target.getParent().resolve("src/main/java");
+        return Files.isDirectory(src) ? Optional.of(src) : Optional.empty();
+    }
+
+    /**
+     * @param imported an imported name without {@code .*}: {@code a.b.C}, {@code a.b.C.D}, {@code a.b.C.member} or
+     *     the package {@code a.b}
+     * @return its package: the names before the first one that starts with an upper-case letter
+     */
+    static String importedPackage(String imported) {
+        List<String> parts = new ArrayList<>();
+        for (String part : imported.split("\\.")) {
+            if (Character.isUpperCase(part.charAt(0))) {
+                break;
+            }
+            parts.add(part);
+        }
+        return String.join(".", parts);
     }
 
     /** @return one line per reference from one module to a package another module does not export to it */
