@@ -1,7 +1,7 @@
 package dev.gdsloader.loader.slot;
 
+import dev.gdsloader.memory.Closeables;
 import dev.gdsloader.memory.NativeAllocator;
-import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
