@@ -1,6 +1,5 @@
 package dev.gdsloader.samples;
 
-import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.PinnedBuffer;
