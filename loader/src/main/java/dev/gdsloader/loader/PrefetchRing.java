@@ -1,12 +1,13 @@
 package dev.gdsloader.loader;
 
 import dev.gdsloader.loader.dataset.Column;
-import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,15 +23,15 @@ import java.util.logging.Logger;
 final class PrefetchRing implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchRing.class.getName());
 
-    private final IoEngine engine;
+    private final IoEngine<?> engine;
     private final PathTaken path;
     private final SlotLayout layout;
     private final List<RingEntry> entries;
     private boolean closed;
 
-    private PrefetchRing(IoEngine engine, SlotLayout layout, List<RingEntry> entries) {
+    private PrefetchRing(IoEngine<?> engine, SlotLayout layout, List<RingEntry> entries) {
         this.engine = engine;
-        this.path = PathTaken.valueOf(engine.pathTaken());
+        this.path = engine.pathTaken();
         this.layout = layout;
         this.entries = List.copyOf(entries);
     }
@@ -50,12 +51,22 @@ final class PrefetchRing implements AutoCloseable {
      * @throws dev.gdsloader.cuda.CudaException if memory cannot be allocated
      * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses an entry's memory
      */
-    static PrefetchRing allocate(IoEngine engine, List<Column> columns, SlotLayout layout, int[] maxPieces, int depth,
+    static PrefetchRing allocate(IoEngine<?> engine, List<Column> columns, SlotLayout layout, int[] maxPieces, int depth,
                                  NativeAllocator allocator) throws IOException {
+        return new PrefetchRing(engine, layout, entries(engine, columns, layout, maxPieces, depth, allocator));
+    }
+
+    /**
+     * Makes the entries with the engine's slot type {@code S} captured, so that each slot goes back to the engine that
+     * made it as its own type.
+     */
+    private static <S extends SlotMemory> List<RingEntry> entries(IoEngine<S> engine, List<Column> columns,
+                                                                  SlotLayout layout, int[] maxPieces, int depth,
+                                                                  NativeAllocator allocator) throws IOException {
         List<RingEntry> made = new ArrayList<>();
         try {
             for (int i = 0; i < depth; i++) {
-                SlotMemory m;
+                S m;
                 try {
                     m = engine.allocateSlot(i, layout, allocator);
                 } catch (dev.gdsloader.cuda.CudaException e) {
@@ -90,7 +101,7 @@ final class PrefetchRing implements AutoCloseable {
             }
             throw e;
         }
-        return new PrefetchRing(engine, layout, made);
+        return made;
     }
 
     /** @return the entries, in ring order */
@@ -109,7 +120,7 @@ final class PrefetchRing implements AutoCloseable {
     }
 
     /** @return the engine filling the ring */
-    IoEngine engine() {
+    IoEngine<?> engine() {
         return engine;
     }
 

@@ -1,8 +1,8 @@
 package dev.gdsloader.loader;
 
-import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.loader.plan.SlotPlan;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotMemory;
 
 /**
  * One entry of the prefetch ring: the slot memory one batch lands in (made by the engine), the plan of the batch it

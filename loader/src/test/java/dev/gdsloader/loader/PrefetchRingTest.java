@@ -4,13 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.spi.EngineConfig;
 import dev.gdsloader.loader.io.HostEngine;
-import dev.gdsloader.loader.io.IoEngine;
-import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLoad;
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.loader.plan.ColumnPieces;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -25,34 +26,34 @@ class PrefetchRingTest {
     @TempDir
     Path dir;
 
-    /** The host engine, refusing to allocate slot {@code failAt}; remembers the memory it handed out. */
-    private static final class FailingAt implements IoEngine {
-        private final HostEngine host;
+    /** An engine (the host engine), refusing to allocate slot {@code failAt}; remembers the memory it handed out. */
+    private static final class FailingAt<S extends SlotMemory> implements IoEngine<S> {
+        private final IoEngine<S> host;
         private final int failAt;
         final List<SlotMemory> made = new ArrayList<>();
 
-        FailingAt(HostEngine host, int failAt) {
+        FailingAt(IoEngine<S> host, int failAt) {
             this.host = host;
             this.failAt = failAt;
         }
 
         @Override
-        public String pathTaken() {
+        public PathTaken pathTaken() {
             return host.pathTaken();
         }
 
         @Override
-        public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
+        public S allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
             if (index == failAt) {
                 throw new IOException("slot " + index + ": cuFileBufRegister failed");
             }
-            SlotMemory m = host.allocateSlot(index, layout, allocator);
+            S m = host.allocateSlot(index, layout, allocator);
             made.add(m);
             return m;
         }
 
         @Override
-        public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
+        public SlotLoad newLoad(int index, S slot, SlotLayout layout, int[] maxPieces) {
             return host.newLoad(index, slot, layout, maxPieces);
         }
 
@@ -106,7 +107,7 @@ class PrefetchRingTest {
         TestShards.writeImages(dir, 10);
         Dataset ds = Dataset.open(dir);
         SlotLayout layout = SlotLayout.forBatch(ds.columns(), 4, c -> 2);
-        try (FailingAt e = new FailingAt(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 2)) {
+        try (FailingAt<?> e = new FailingAt<>(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 2)) {
             IOException x = assertThrows(IOException.class, () -> PrefetchRing.allocate(e, ds.columns(), layout, new int[] {2}, 4, NativeAllocator.root()));
             assertEquals("slot 2: cuFileBufRegister failed", x.getMessage());
             assertEquals(2, e.made.size());

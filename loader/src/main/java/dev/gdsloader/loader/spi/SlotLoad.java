@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.loader.plan.SlotPlan;
 import java.io.IOException;
