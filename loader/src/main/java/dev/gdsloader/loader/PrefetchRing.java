@@ -18,7 +18,7 @@ import java.util.logging.Logger;
  * the plan, the column views and the load state of one batch.
  *
  * <p>Owned by the loader; {@link #close()} frees every entry's memory once, after all I/O has stopped
- * ({@link #quiesce}). Entries are handed between the reader thread and the consumer by the epoch's queues.
+ * ({@link #quiesce}). Entries are handed between the reader thread and the consumer by the epoch's free queue and {@link Handover}.
  */
 final class PrefetchRing implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchRing.class.getName());

@@ -12,7 +12,7 @@ import dev.gdsloader.loader.spi.SlotMemory;
  * <p>Owned by its {@link PrefetchRing}, which closes the memory; handed to one batch at a time, the pipeline's
  * queues ordering the reader thread, the I/O threads and the consumer.
  */
-final class RingEntry {
+final class RingEntry implements Handover.Item {
     /** Position in the ring. */
     final int index;
     /** The memory the batch lands in. */

@@ -111,6 +111,35 @@ class SlotLoadTest {
     }
 
     @Test
+    void quiesceWakesWhenTheLastTaskEndsAndGivesUpAtItsDeadline() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Counted w = new Counted(2, 4096);
+            java.util.concurrent.CountDownLatch finishing = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch mayFinish = new java.util.concurrent.CountDownLatch(1);
+            w.onFinish = () -> {
+                finishing.countDown();
+                try {
+                    mayFinish.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            SlotLoad l = new SlotLoad("slot 0", 2, w, new AtomicLong());
+            l.start(new SlotPlan(new int[0]), pool);
+            assertTrue(finishing.await(30, TimeUnit.SECONDS));
+            assertFalse(l.quiesce(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20)), "still in flight at the deadline");
+            java.util.concurrent.CompletableFuture<Boolean> quiet = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> l.quiesce(System.nanoTime() + TimeUnit.SECONDS.toNanos(30)));
+            mayFinish.countDown();
+            assertTrue(quiet.get(30, TimeUnit.SECONDS), "woken by the end of the batch");
+            assertEquals(2L * 4096, l.await(TimeUnit.SECONDS.toNanos(10)));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void startingABusyEntryOrOverfillingItThrows() {
         Counted w = new Counted(4, 1);
         SlotLoad l = new SlotLoad("slot 2", 3, w, new AtomicLong());
