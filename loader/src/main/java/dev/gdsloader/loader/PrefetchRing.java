@@ -1,5 +1,6 @@
 package dev.gdsloader.loader;
 
+import dev.gdsloader.cuda.PinnedAllocationException;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.spi.IoEngine;
 import dev.gdsloader.loader.path.PathTaken;
@@ -48,7 +49,8 @@ final class PrefetchRing implements AutoCloseable {
      * @param allocator the allocator every entry's memory is charged to (the loader's)
      * @return the ring, owned by the caller
      * @throws IOException if a registration fails
-     * @throws dev.gdsloader.cuda.CudaException if memory cannot be allocated
+     * @throws dev.gdsloader.cuda.CudaException if memory cannot be allocated (a {@link PinnedAllocationException}
+     *     for the first or second entry; from the third on, it shrinks the ring instead)
      * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses an entry's memory
      */
     static PrefetchRing allocate(IoEngine<?> engine, List<Column> columns, SlotLayout layout, int[] maxPieces, int depth,
@@ -69,8 +71,8 @@ final class PrefetchRing implements AutoCloseable {
                 S m;
                 try {
                     m = engine.allocateSlot(i, layout, allocator);
-                } catch (dev.gdsloader.cuda.CudaException e) {
-                    if (made.size() < 2 || !e.getMessage().contains("pinned host memory")) {
+                } catch (PinnedAllocationException e) {
+                    if (made.size() < 2) {
                         throw e;
                     }
                     int have = made.size();

@@ -13,6 +13,8 @@ import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.spi.SlotLayout;
 import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.cuda.CudaException;
+import dev.gdsloader.cuda.PinnedAllocationException;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -26,15 +28,29 @@ class PrefetchRingTest {
     @TempDir
     Path dir;
 
+    /** What a refused slot throws. */
+    @FunctionalInterface
+    private interface Refusal {
+        void refuse(int index) throws IOException;
+    }
+
     /** An engine (the host engine), refusing to allocate slot {@code failAt}; remembers the memory it handed out. */
     private static final class FailingAt<S extends SlotMemory> implements IoEngine<S> {
         private final IoEngine<S> host;
         private final int failAt;
+        private final Refusal refusal;
         final List<SlotMemory> made = new ArrayList<>();
 
         FailingAt(IoEngine<S> host, int failAt) {
+            this(host, failAt, index -> {
+                throw new IOException("slot " + index + ": cuFileBufRegister failed");
+            });
+        }
+
+        FailingAt(IoEngine<S> host, int failAt, Refusal refusal) {
             this.host = host;
             this.failAt = failAt;
+            this.refusal = refusal;
         }
 
         @Override
@@ -45,7 +61,7 @@ class PrefetchRingTest {
         @Override
         public S allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
             if (index == failAt) {
-                throw new IOException("slot " + index + ": cuFileBufRegister failed");
+                refusal.refuse(index);
             }
             S m = host.allocateSlot(index, layout, allocator);
             made.add(m);
@@ -115,6 +131,34 @@ class PrefetchRingTest {
                 assertThrows(IllegalStateException.class, () -> m.hostTarget().get(ValueLayout.JAVA_BYTE, 0),
                         "slot memory made before the failure was freed");
             }
+        }
+    }
+
+    @Test
+    void aHostThatRefusesToPinMoreFromTheThirdSlotOnLeavesARingOfTwo() throws IOException {
+        TestShards.writeImages(dir, 10);
+        Dataset ds = Dataset.open(dir);
+        SlotLayout layout = SlotLayout.forBatch(ds.columns(), 4, c -> 2);
+        Refusal pinned = index -> {
+            throw new PinnedAllocationException(layout.stagingBytes(), 2, "cudaErrorMemoryAllocation");
+        };
+        try (FailingAt<?> e = new FailingAt<>(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 2, pinned);
+             PrefetchRing ring = PrefetchRing.allocate(e, ds.columns(), layout, new int[] {2}, 4, NativeAllocator.root())) {
+            assertEquals(2, ring.size(), "the ring runs with the slots it has");
+        }
+        try (FailingAt<?> e = new FailingAt<>(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 1, pinned)) {
+            assertThrows(PinnedAllocationException.class,
+                    () -> PrefetchRing.allocate(e, ds.columns(), layout, new int[] {2}, 4, NativeAllocator.root()),
+                    "fewer than two slots: the refusal is the loader's failure");
+        }
+        Refusal device = index -> {
+            throw new CudaException("cudaMalloc(" + layout.targetBytes() + " bytes)", 2, "cudaErrorMemoryAllocation");
+        };
+        try (FailingAt<?> e = new FailingAt<>(new HostEngine(ds, new EngineConfig(1 << 20, false, 0)), 2, device)) {
+            assertThrows(CudaException.class,
+                    () -> PrefetchRing.allocate(e, ds.columns(), layout, new int[] {2}, 4, NativeAllocator.root()),
+                    "device memory refused: no shrinking");
+            assertEquals(2, e.made.size());
         }
     }
 }

@@ -35,7 +35,9 @@ public interface IoEngine<S extends SlotMemory> extends AutoCloseable {
      * @param allocator the allocator every byte of the slot (device, pinned, host, registrations) is charged to
      * @return the slot memory, owned by the caller
      * @throws IOException if a registration fails
-     * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
+     * @throws dev.gdsloader.cuda.PinnedAllocationException if the host refuses to pin the slot's host memory (the
+     *     ring then runs with the slots it has, from two on)
+     * @throws dev.gdsloader.cuda.CudaException if device memory cannot be allocated
      * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses the slot's memory
      */
     S allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException;
