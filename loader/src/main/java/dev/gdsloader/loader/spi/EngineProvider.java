@@ -8,9 +8,10 @@ import java.nio.file.Path;
 /**
  * Knows whether its engine can serve data on this machine and opens it. Providers are registered as services: each
  * is named, one line each, in {@code META-INF/services/dev.gdsloader.loader.spi.EngineProvider} and found through
- * {@link java.util.ServiceLoader}, so that a provider class needs a public no-argument constructor. The path selector
- * asks them in order of {@link #preference()} instead of naming engines. Implementations are stateless and
- * thread-safe.
+ * {@link java.util.ServiceLoader}, so that a provider class needs a public no-argument constructor (in a named module,
+ * {@code provides dev.gdsloader.loader.spi.EngineProvider with ...} in its {@code module-info.java} instead, and the
+ * loader's module {@code uses} this interface). The path selector asks them in order of {@link #preference()} instead
+ * of naming engines. Implementations are stateless and thread-safe.
  */
 public interface EngineProvider {
     /** @return the path that requests this engine by name; {@code AUTO} tries every provider */
