@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.RandomReadBench;
 import dev.gdsloader.cuda.Cuda;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
 import java.nio.file.Path;
 import java.util.List;

@@ -11,7 +11,7 @@ import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.service.Delivery;
 import dev.gdsloader.service.IpcTrace;

@@ -98,7 +98,7 @@ class ServeBenchCommandTest {
         assertEquals("serve-bench: 2 of 3 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9); not judged (skipped or "
                 + "no ratio): python", ServeBench.acceptanceLine(rows));
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false, 1);
+                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false, 1);
         JsonNode j = ServeBench.json(rows, c, "gdsloader serve-bench");
         assertEquals(2, j.path("belowAcceptance").asInt(), j.toString());
         assertEquals("[\"host-1\",\"ipc\"]", j.path("belowAcceptanceRows").toString());
@@ -346,7 +346,7 @@ class ServeBenchCommandTest {
         assertEquals("    trace server epoch 1: a: n=1", lines.get(3));
         assertEquals("    trace child measured epochs: b: n=1", lines.get(4));
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true, 5);
+                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true, 5);
         JsonNode report = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench");
         assertEquals(5, report.path("ipcEpochs").asInt(), report.toString());
         JsonNode rows = report.path("rows");
