@@ -1,5 +1,6 @@
 package dev.gdsloader.cli;
 
+import dev.gdsloader.bench.service.ServeBench;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import java.nio.file.Files;
@@ -15,7 +16,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code gdsloader serve-bench}: the prefetch service's throughput (issue 12) against a raw loopback TCP copy, in one
- * run: see {@link ServeBench} for what each row measures.
+ * run. A thin shell: it checks the options, then runs the benchmarks module's {@link ServeBench} harness (see it for
+ * what each row measures) and prints its table, acceptance line and JSON.
  */
 @Command(name = "serve-bench", mixinStandardHelpOptions = true,
         description = "Throughput of the prefetch service (Arrow Flight) in one run on this machine, with a server over "
