@@ -27,7 +27,7 @@ import picocli.CommandLine.Parameters;
                 + "(skipped without a GPU, saying why); (python) the Python client with --python. GB/s = 1e9 B/s of "
                 + "dataset columns; each row after one warm-up epoch. The output ends with one line counting the rows "
                 + "below their acceptance and naming them (before the --json line); a completed run exits 0 either way.")
-final class ServeBenchCommand implements Callable<Integer> {
+final class ServeBenchCommand implements Callable<Integer>, RangedOptions {
     @Parameters(index = "0", paramLabel = "DATA_DIR", description = "dataset directory (e.g. from gdsloader generate); "
             + "served under its parent by its directory name")
     Path data;
@@ -116,6 +116,11 @@ final class ServeBenchCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(CLIENTS, EPOCHS, IPC_EPOCHS, DEPTH, DEVICE, TIMEOUT);
+    }
 
     @Override
     public Integer call() throws Exception {
