@@ -152,30 +152,6 @@ final class Checks {
     }
 
     /**
-     * Refuses an output directory that cannot be created or written, before the work whose results go there.
-     *
-     * @param option the option's name, e.g. {@code --out}
-     * @param dir the directory (need not exist)
-     * @throws IllegalArgumentException naming the option and the directory
-     */
-    static void writableDir(String option, Path dir) {
-        if (Files.exists(dir)) {
-            if (!Files.isDirectory(dir)) {
-                throw new IllegalArgumentException(option + " " + dir + ": not a directory");
-            }
-            if (!Files.isWritable(dir)) {
-                throw new IllegalArgumentException(option + " " + dir + ": not writable");
-            }
-            return;
-        }
-        Path at = nearestExisting(dir);
-        if (!Files.isDirectory(at) || !Files.isWritable(at)) {
-            throw new IllegalArgumentException(option + " " + dir + ": cannot be created (" + at
-                    + (Files.isDirectory(at) ? " is not writable)" : " is not a directory)"));
-        }
-    }
-
-    /**
      * Creates an output directory and writes and deletes a probe file in it, so a run whose results go there
      * fails before its work rather than after.
      *
