@@ -131,6 +131,7 @@ public final class ServeBench {
      */
     public record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
                double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
+        /** Keeps an unmodifiable copy of the trace lines. */
         public Row {
             trace = List.copyOf(trace);
         }
