@@ -58,8 +58,9 @@ public final class GdsLoaderMain {
 
     /**
      * Sets up a command line as {@code gdsloader} runs it: an argument {@code @FILE} is an option's value
-     * ({@code serve --cluster @FILE}), not picocli's argument file; whole numbers are converted by {@link WholeNumber}; a parse error is one
-     * line ({@link UsageErrors}) and so is a failure ({@link #failed}), both exit 2.
+     * ({@code serve --cluster @FILE}), not picocli's argument file; whole numbers are converted by
+     * {@link WholeNumber}; a parse error is one line ({@link UsageErrors}) and so is a failure ({@link #failed}), both
+     * exit 2.
      *
      * @param cl a command line over {@code gdsloader} or one of its subcommands, with its subcommands added
      * @return {@code cl}
