@@ -19,6 +19,8 @@ final class BenchOptions {
     static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
     /** Declared so that a value beyond an int names this range ({@link BenchConfig} checks it). */
     static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, dev.gdsloader.bench.BenchConfig.MAX_ROUNDS);
+    /** The ranges above, for the commands that hold these options ({@link RangedOptions#ranges()}). */
+    static final List<Checks.Range> RANGES = List.of(THREADS, DEPTH, ROUNDS);
 
     @Option(names = "--paths", split = ",", description = "paths to run: MAPPED, GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();
