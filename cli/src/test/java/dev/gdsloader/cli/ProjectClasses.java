@@ -42,23 +42,39 @@ final class ProjectClasses implements AutoCloseable {
      * @param packages the packages its classes are in
      */
     record Root(Path location, Optional<ModuleDescriptor> descriptor, List<String> packages) {
-        /** @return the module's name, or its location where it is no named module */
+        /**
+         * @return the module's name; for code that is no named module (yet), the package all its packages are in, the
+         *     name it will have as one (gds-loader names each module after it), else its location
+         */
         String name() {
-            return descriptor.map(ModuleDescriptor::name).orElse(location.toString());
+            if (descriptor.isPresent()) {
+                return descriptor.get().name();
+            }
+            String[] common = packages.get(0).split("\\.");
+            int n = common.length;
+            for (String p : packages) {
+                String[] parts = p.split("\\.");
+                int i = 0;
+                while (i < Math.min(n, parts.length) && parts[i].equals(common[i])) {
+                    i++;
+                }
+                n = i;
+            }
+            return n > 2 ? String.join(".", java.util.Arrays.copyOf(common, n)) : location.toString();
         }
 
         /**
          * @param pkg one of this root's packages
          * @param reader the root whose code refers to it
          * @return true if {@code reader} may use it: this root is no named module (nothing closed), or its
-         *     descriptor exports the package to everyone or to {@code reader}'s module by name
+         *     descriptor exports the package to everyone or to {@code reader}'s module by name ({@link #name()})
          */
         boolean exportsTo(String pkg, Root reader) {
             if (descriptor.isEmpty()) {
                 return true;
             }
             return descriptor.get().exports().stream().anyMatch(e -> e.source().equals(pkg)
-                    && (!e.isQualified() || reader.descriptor().map(d -> e.targets().contains(d.name())).orElse(false)));
+                    && (!e.isQualified() || e.targets().contains(reader.name())));
         }
     }
 
@@ -154,7 +170,8 @@ final class ProjectClasses implements AutoCloseable {
     Root rootOf(String className) {
         Root r = rootOfClass.get(className);
         if (r == null) {
-            throw new IllegalArgumentException("no gds-loader module on the class path holds " + className);
+            throw new IllegalArgumentException("no gds-loader module on the class path holds " + className
+                    + " (a class compiled against an older build refers to it? build clean)");
         }
         return r;
     }

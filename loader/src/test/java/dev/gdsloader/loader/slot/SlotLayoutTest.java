@@ -9,6 +9,7 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
+import dev.gdsloader.loader.spi.SlotLayout;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
