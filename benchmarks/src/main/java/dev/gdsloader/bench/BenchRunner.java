@@ -10,8 +10,6 @@ import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.formats.RecordLayout;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.sampler.EpochOrder;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
@@ -189,25 +187,20 @@ public final class BenchRunner {
     }
 
     /**
-     * The batch plans of epoch 0 under {@code sampler}, as every path's loader follows them.
+     * The reads of each batch of epoch 0 under {@code sampler}, as every path's loader delivers them.
      *
      * @param dataset the dataset
      * @param sampler the run's sampler options
      * @param batchRecords records per batch
-     * @return one plan per batch
+     * @return one entry per batch
      */
-    static List<BatchPlan> plans(Dataset dataset, SamplerOptions sampler, int batchRecords) {
+    static List<BatchReads> plans(Dataset dataset, SamplerOptions sampler, int batchRecords) {
         if (sampler.shuffle() == Shuffle.NONE && sampler.worldSize() == 1) {
-            return ReadPlanner.sequential(dataset, batchRecords, sampler.dropLast());
+            return BatchReads.sequential(dataset, batchRecords, sampler.dropLast());
         }
         long[] shardRecords = dataset.columns().get(0).shards().stream().mapToLong(RecordLayout::recordCount).toArray();
         EpochOrder order = new Sampler(sampler, shardRecords, batchRecords).order(0);
-        int batches = ReadPlanner.batches(order.size(), batchRecords, sampler.dropLast());
-        List<BatchPlan> plans = new ArrayList<>(batches);
-        for (int b = 0; b < batches; b++) {
-            plans.add(ReadPlanner.plan(dataset, order, b, batchRecords));
-        }
-        return plans;
+        return BatchReads.epoch(dataset, order, batchRecords, sampler.dropLast());
     }
 
     /**

@@ -2,9 +2,6 @@ package dev.gdsloader.bench;
 
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ColumnPlan;
-import dev.gdsloader.loader.plan.Piece;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -23,27 +20,27 @@ public final class Checksums {
 
     /**
      * @param dataset the dataset
-     * @param plans the batch plans the loader will follow
+     * @param plans the reads of each batch the loader will deliver ({@link BatchReads})
      * @return {@code crc[batch][column]}
      * @throws IOException if a shard cannot be read or is shorter than planned
      */
-    public static long[][] expected(Dataset dataset, List<BatchPlan> plans) throws IOException {
+    public static long[][] expected(Dataset dataset, List<BatchReads> plans) throws IOException {
         List<Column> columns = dataset.columns();
         FileChannel[][] open = new FileChannel[columns.size()][];
         ByteBuffer buf = ByteBuffer.allocateDirect(4 << 20);
         try {
             long[][] out = new long[plans.size()][columns.size()];
             for (int b = 0; b < plans.size(); b++) {
-                for (ColumnPlan c : plans.get(b).columns()) {
+                for (BatchReads.ColumnReads c : plans.get(b).columns()) {
                     CRC32C crc = new CRC32C();
-                    for (Piece p : c.pieces()) {
+                    for (BatchReads.Range p : c.ranges()) {
                         FileChannel ch = channel(open, columns, c.column(), p.shard());
-                        for (long off = p.fileStart(); off < p.fileEnd(); ) {
-                            buf.clear().limit((int) Math.min(buf.capacity(), p.fileEnd() - off));
+                        for (long off = p.start(); off < p.end(); ) {
+                            buf.clear().limit((int) Math.min(buf.capacity(), p.end() - off));
                             int n = ch.read(buf, off);
                             if (n <= 0) {
                                 throw new IOException(columns.get(c.column()).shards().get(p.shard()).file()
-                                        + ": ended at offset " + off + ", expected data up to " + p.fileEnd());
+                                        + ": ended at offset " + off + ", expected data up to " + p.end());
                             }
                             buf.flip();
                             crc.update(buf);

@@ -6,7 +6,7 @@ import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.RecordLayout;
-import dev.gdsloader.loader.io.GatherKernel;
+import dev.gdsloader.loader.gather.GatherKernel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;

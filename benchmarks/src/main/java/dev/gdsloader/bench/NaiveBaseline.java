@@ -4,10 +4,6 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ColumnPlan;
-import dev.gdsloader.loader.plan.Piece;
-import dev.gdsloader.loader.plan.ReadPlanner;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -34,8 +30,8 @@ public final class NaiveBaseline {
      */
     public static double gigabytesPerSecond(Dataset dataset, int batchRecords) throws IOException {
         Cuda.ensure();
-        List<BatchPlan> plans = ReadPlanner.sequential(dataset, batchRecords, false);
-        long largest = plans.stream().mapToLong(BatchPlan::bytes).max().orElse(1);
+        List<BatchReads> plans = BatchReads.sequential(dataset, batchRecords, false);
+        long largest = plans.stream().mapToLong(BatchReads::bytes).max().orElse(1);
         List<Column> columns = dataset.columns();
         FileChannel[][] open = new FileChannel[columns.size()][];
         for (int c = 0; c < columns.size(); c++) {
@@ -48,12 +44,12 @@ public final class NaiveBaseline {
         try (DeviceBuffer dev = DeviceBuffer.allocate(Math.max(1, largest))) {
             long bytes = 0;
             long t0 = System.nanoTime();
-            for (BatchPlan p : plans) {
+            for (BatchReads p : plans) {
                 int at = 0;
-                for (ColumnPlan c : p.columns()) {
-                    for (Piece piece : c.pieces()) {
+                for (BatchReads.ColumnReads c : p.columns()) {
+                    for (BatchReads.Range piece : c.ranges()) {
                         ByteBuffer dst = ByteBuffer.wrap(heap, at, (int) piece.length());
-                        for (long off = piece.fileStart(); dst.hasRemaining(); ) {
+                        for (long off = piece.start(); dst.hasRemaining(); ) {
                             int n = open[c.column()][piece.shard()].read(dst, off);
                             if (n < 0) {
                                 throw new IOException(columns.get(c.column()).shards().get(piece.shard()).file()

@@ -211,7 +211,7 @@ public final class PeerCopyBench {
                 kernel = add(made, CudaModule.load(Nvrtc.compileToPtx(KERNEL_SOURCE, "p2p-copy.cu", "--gpu-architecture=compute_90")));
             } catch (RuntimeException | Error e) {
                 java.util.Collections.reverse(made);
-                dev.gdsloader.cuda.Closeables.closeAll(made.toArray(AutoCloseable[]::new));
+                dev.gdsloader.memory.Closeables.closeAll(made.toArray(AutoCloseable[]::new));
                 throw e;
             }
         }
@@ -224,7 +224,7 @@ public final class PeerCopyBench {
         @Override
         public void close() {
             CudaDevice.use(src);
-            Exception e = dev.gdsloader.cuda.Closeables.closeAll(srcStream::synchronize, kernel, staged, srcStream, srcBuf,
+            Exception e = dev.gdsloader.memory.Closeables.closeAll(srcStream::synchronize, kernel, staged, srcStream, srcBuf,
                     () -> CudaDevice.use(dst), dstStream::synchronize, drained, dstStream, dstBuf);
             if (e != null) {
                 throw new IllegalStateException("p2p: freeing failed: " + e.getMessage(), e);

@@ -11,8 +11,6 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.plan.BatchPlan;
-import dev.gdsloader.loader.plan.ReadPlanner;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -56,7 +54,7 @@ class ChecksumsTest {
     @Test
     void expectedChecksumsAreTheCrc32cOfTheRecordBytesOfEachBatch() throws IOException {
         Dataset d = Dataset.open(dir);
-        List<BatchPlan> plans = ReadPlanner.sequential(d, BATCH, false);
+        List<BatchReads> plans = BatchReads.sequential(d, BATCH, false);
         long[][] crc = Checksums.expected(d, plans);
         assertEquals(8, crc.length);
         byte[] all = new byte[30 * RECORD];
@@ -68,7 +66,7 @@ class ChecksumsTest {
             at += file.length - from;
         }
         for (int b = 0; b < plans.size(); b++) {
-            BatchPlan p = plans.get(b);
+            BatchReads p = plans.get(b);
             CRC32C want = new CRC32C();
             want.update(Arrays.copyOfRange(all, (int) p.firstRecord() * RECORD, (int) (p.firstRecord() + p.records()) * RECORD));
             assertEquals(want.getValue(), crc[b][0], "batch " + b);
@@ -78,7 +76,7 @@ class ChecksumsTest {
     @Test
     void flippingOneByteChangesOnlyTheChecksumOfTheBatchThatHoldsIt() throws IOException {
         Dataset d = Dataset.open(dir);
-        List<BatchPlan> plans = ReadPlanner.sequential(d, BATCH, false);
+        List<BatchReads> plans = BatchReads.sequential(d, BATCH, false);
         long[][] before = Checksums.expected(d, plans);
         // record 13 = shard 1, local record 3: in batch 3 (records 12..15)
         Path f = shards.get(1);
@@ -96,7 +94,7 @@ class ChecksumsTest {
     @Test
     void theVerifyingConsumerReportsAFailureWhenTheFileChangedAfterTheExpectedSums() throws IOException {
         Dataset d = Dataset.open(dir);
-        long[][] expected = Checksums.expected(d, ReadPlanner.sequential(d, BATCH, false));
+        long[][] expected = Checksums.expected(d, BatchReads.sequential(d, BATCH, false));
         Path f = shards.get(2);
         flipByte(f, NpyShard.open(f).dataOffset() + 9L * RECORD); // record 29: the short last batch (28..29)
         try (GdsLoader loader = GdsLoader.builder(d).batchSize(BATCH).path(ReadPath.HOST).maxIoBytes(8192).build();
@@ -112,7 +110,7 @@ class ChecksumsTest {
     @Test
     void theVerifyingConsumerPassesUnchangedFiles() throws IOException {
         Dataset d = Dataset.open(dir);
-        long[][] expected = Checksums.expected(d, ReadPlanner.sequential(d, BATCH, false));
+        long[][] expected = Checksums.expected(d, BatchReads.sequential(d, BATCH, false));
         try (GdsLoader loader = GdsLoader.builder(d).batchSize(BATCH).path(ReadPath.HOST).maxIoBytes(8192).build();
              VerifyingConsumer v = new VerifyingConsumer(expected, (long) BATCH * RECORD, false)) {
             for (Batch b : loader) {
@@ -127,7 +125,7 @@ class ChecksumsTest {
     @Test
     void aShardShorterThanPlannedFailsNamingTheFileAndOffset() throws IOException {
         Dataset d = Dataset.open(dir);
-        List<BatchPlan> plans = ReadPlanner.sequential(d, BATCH, false);
+        List<BatchReads> plans = BatchReads.sequential(d, BATCH, false);
         Path f = shards.get(2);
         long cut = NpyShard.open(f).dataOffset() + 5L * RECORD;
         try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {

@@ -6,7 +6,7 @@ import org.bytedeco.javacpp.Pointer;
 
 /**
  * JavaCPP {@link Pointer}s over raw addresses owned elsewhere (device memory from JCuda's {@code cudaMalloc},
- * a stream from JCuda's {@code cudaStreamCreate}), for the bytedeco bindings (cuFile, cuBLAS). JCuda and the
+ * a stream from JCuda's {@code cudaStreamCreate}), for the bytedeco bindings (cuFile here; cuBLAS in the samples). JCuda and the
  * bytedeco libraries share the device's primary context, so a device pointer or stream from one is valid in
  * the other. These pointers own nothing and free nothing; the memory or stream must outlive the call they are
  * passed to. Stateless and thread-safe.

@@ -154,7 +154,7 @@ public final class Batch implements AutoCloseable {
 
     /** @return e.g. "batch 3 of epoch 1 (records 40, 41, ... 49)" */
     public String describe() {
-        return new dev.gdsloader.loader.plan.BatchPlan(index, order, from, records, List.of()).describe();
+        return dev.gdsloader.loader.plan.SlotPlan.describe(index, order, from, records);
     }
 
     /** @return how many samples of this batch are padding */

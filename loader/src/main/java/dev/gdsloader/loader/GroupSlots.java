@@ -1,6 +1,5 @@
 package dev.gdsloader.loader;
 
-import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaPeers;
@@ -8,6 +7,7 @@ import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.loader.dataset.Column;
+import dev.gdsloader.memory.Closeables;
 import dev.gdsloader.memory.NativeAllocator;
 import java.util.ArrayList;
 import java.util.List;

@@ -38,7 +38,7 @@ public final class PathSelector {
      * @param engine the engine, owned by the caller
      * @param reason one line, e.g. "GDS: cuFile mode GDS (nvidia-fs 2.17 is loaded ...)"
      */
-    public record Selection(IoEngine<?> engine, String reason) {
+    record Selection(IoEngine<?> engine, String reason) {
     }
 
     /**
@@ -50,7 +50,7 @@ public final class PathSelector {
      * @throws IllegalStateException if a path was requested by name and this machine or dataset cannot do it (the
      *     message gives the reason)
      */
-    public static Selection select(ReadPath requested, Dataset dataset, EngineConfig config) throws IOException {
+    static Selection select(ReadPath requested, Dataset dataset, EngineConfig config) throws IOException {
         return select(requested, dataset, config, Engines.all());
     }
 

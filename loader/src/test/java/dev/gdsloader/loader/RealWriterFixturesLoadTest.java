@@ -12,7 +12,6 @@ import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
 import dev.gdsloader.loader.plan.Piece;
-import dev.gdsloader.loader.plan.ReadPlanner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -60,7 +59,7 @@ class RealWriterFixturesLoadTest {
             Dataset d = FixtureLoads.open(f, column);
             assertEquals(0, d.columns().get(0).shards().get(0).recordCount());
             assertEquals(3, d.recordCount());
-            for (BatchPlan b : ReadPlanner.sequential(d, FixtureLoads.BATCH, false)) {
+            for (BatchPlan b : BatchPlan.sequential(d, FixtureLoads.BATCH, false)) {
                 for (ColumnPlan c : b.columns()) {
                     for (Piece p : c.pieces()) {
                         assertTrue(p.length() > 0 && p.shard() == 1, column + ": a read of the empty batch: " + p);

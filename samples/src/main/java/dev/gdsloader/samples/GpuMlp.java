@@ -1,11 +1,9 @@
 package dev.gdsloader.samples;
 
-import dev.gdsloader.cuda.Closeables;
-import dev.gdsloader.cuda.CudaModule;
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.cuda.Cublas;
 import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.memory.Closeables;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 

@@ -176,7 +176,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.flight = s;
         this.address = new InetSocketAddress(bind, s.getPort());
         // MAPPED sessions over the same shards (each epoch is a session) reuse the registrations of the one before
-        this.linger = MappedShards.process().requestLinger(b.registrationLinger);
+        this.linger = dev.gdsloader.loader.MappedRegistrations.requestLinger(b.registrationLinger);
     }
 
     private static void shutdown(EventLoopGroup... groups) {

@@ -301,7 +301,7 @@ final class Session {
     private void free() {
         try {
             // each step runs even if one before it failed: nothing else is left open
-            Exception first = dev.gdsloader.cuda.Closeables.closeAll(loader, this::awaitArrowReleased,
+            Exception first = dev.gdsloader.memory.Closeables.closeAll(loader, this::awaitArrowReleased,
                     arrow, // throws, naming them, if buffers are still outstanding
                     memory);
             if (first != null) {

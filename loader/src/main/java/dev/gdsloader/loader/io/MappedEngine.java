@@ -11,6 +11,7 @@ import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.gather.GatherKernel;
 import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.ColumnPieces;

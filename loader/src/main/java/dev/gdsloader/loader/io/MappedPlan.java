@@ -1,6 +1,7 @@
 package dev.gdsloader.loader.io;
 
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.gather.GatherKernel;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.spi.SlotLayout;

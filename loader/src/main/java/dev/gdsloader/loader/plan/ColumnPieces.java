@@ -1,8 +1,5 @@
 package dev.gdsloader.loader.plan;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The pieces of one column of one batch, in arrays sized once for the largest batch and refilled for
  * every batch that lands in the same slot (no allocation per batch). Piece {@code i} is bytes
@@ -100,14 +97,5 @@ public final class ColumnPieces {
     /** @return head padding: how far the first byte sits past its 4 KiB boundary */
     public long headPad() {
         return count == 0 ? 0 : start[0] - Alignment.down(start[0]);
-    }
-
-    /** @return an immutable copy, for tools and tests */
-    public ColumnPlan snapshot() {
-        List<Piece> pieces = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            pieces.add(new Piece(shard[i], start[i], end[i], view[i]));
-        }
-        return new ColumnPlan(column, List.copyOf(pieces), bytes);
     }
 }

@@ -4,41 +4,16 @@ import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.sampler.EpochOrder;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Turns an epoch's record order and a batch size into batch plans (which byte ranges of which shards each
+ * Turns an epoch's record order and a batch size into slot plans (which byte ranges of which shards each
  * batch needs, runs of consecutive records of one shard coalesced into one piece; the engines split pieces
  * into I/O requests). Batch {@code k} holds entries {@code [k*B, min((k+1)*B, n))}
  * of the order. Stateless and thread-safe.
  */
 public final class ReadPlanner {
     private ReadPlanner() {
-    }
-
-    /**
-     * Plans every batch of one epoch in sequential order (records 0..N-1), for tools that need all plans at
-     * once (benchmark checksums).
-     *
-     * @param dataset the dataset
-     * @param batchSize records per batch, &gt; 0
-     * @param dropLast whether to drop a short last batch
-     * @return the plans, in order
-     * @throws IllegalArgumentException if batchSize &le; 0
-     */
-    public static List<BatchPlan> sequential(Dataset dataset, int batchSize, boolean dropLast) {
-        long n = dataset.recordCount();
-        long[] all = new long[Math.toIntExact(n)];
-        for (int i = 0; i < all.length; i++) {
-            all[i] = i;
-        }
-        EpochOrder order = new EpochOrder(0, all, all.length);
-        List<BatchPlan> plans = new ArrayList<>();
-        for (int b = 0; b < batches(order.size(), batchSize, dropLast); b++) {
-            plans.add(plan(dataset, order, b, batchSize));
-        }
-        return plans;
     }
 
     /**
@@ -57,26 +32,9 @@ public final class ReadPlanner {
     }
 
     /**
-     * Plans batch {@code index} of an epoch: entries {@code [index * batchSize, ...)} of {@code order}; runs of
-     * consecutive records of one shard become one piece, landing at their place in the column view.
-     *
-     * @param dataset the dataset
-     * @param order the epoch's order for this rank
-     * @param index batch index
-     * @param batchSize records per full batch
-     * @return the plan, an immutable copy
-     */
-    public static BatchPlan plan(Dataset dataset, EpochOrder order, long index, int batchSize) {
-        int records = Math.min(batchSize, order.size() - Math.toIntExact(index * batchSize));
-        int[] capacity = new int[dataset.columns().size()];
-        java.util.Arrays.fill(capacity, Math.max(1, records));
-        SlotPlan p = new SlotPlan(capacity);
-        planInto(dataset, order, index, batchSize, p);
-        return p.snapshot();
-    }
-
-    /**
-     * As {@link #plan}, refilling a slot's plan in place: no allocation (the loader's hot path).
+     * Plans batch {@code index} of an epoch into a slot's plan, in place: entries {@code [index * batchSize, ...)} of
+     * {@code order}; runs of consecutive records of one shard become one piece, landing at their place in the column
+     * view. No allocation (the loader's hot path).
      *
      * @param dataset the dataset
      * @param order the epoch's order for this rank

@@ -1,13 +1,10 @@
 package dev.gdsloader.loader.plan;
 
 import dev.gdsloader.loader.sampler.EpochOrder;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The reads behind the batch a slot is holding: entries {@code [from, from + records)} of an epoch's order,
- * and per column the pieces they need. One per slot, refilled for each batch (no allocation per batch);
- * {@link #snapshot()} gives an immutable {@link BatchPlan}.
+ * and per column the pieces they need. One per slot, refilled for each batch (no allocation per batch).
  *
  * <p>Written by the reader thread before the slot's reads start; read after. Not thread-safe by itself.
  */
@@ -95,15 +92,21 @@ public final class SlotPlan {
 
     /** @return a description for messages, e.g. "batch 3 of epoch 1 (records 40, 41, ... 49)" */
     public String describe() {
-        return BatchPlan.describe(index, order, from, records);
+        return describe(index, order, from, records);
     }
 
-    /** @return an immutable copy */
-    public BatchPlan snapshot() {
-        List<ColumnPlan> cols = new ArrayList<>(columns.length);
-        for (ColumnPieces c : columns) {
-            cols.add(c.snapshot());
-        }
-        return new BatchPlan(index, order, from, records, List.copyOf(cols));
+    /**
+     * Describes a batch for messages.
+     *
+     * @param index batch index within the epoch
+     * @param order the epoch's order
+     * @param from position of the batch's first entry in the order
+     * @param records records in the batch, at least 1
+     * @return e.g. "batch 3 of epoch 1 (records 40, 41, ... 49)"
+     */
+    public static String describe(long index, EpochOrder order, int from, int records) {
+        return "batch " + index + " of epoch " + order.epoch() + " (records " + order.get(from)
+                + (records > 1 ? (records > 2 ? ", " + order.get(from + 1) + ", ... " : ", ") + order.get(from + records - 1) : "")
+                + ")";
     }
 }

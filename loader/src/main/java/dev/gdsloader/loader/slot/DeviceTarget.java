@@ -1,8 +1,8 @@
 package dev.gdsloader.loader.slot;
 
 import dev.gdsloader.loader.spi.SlotMemory;
+import dev.gdsloader.memory.Closeables;
 import dev.gdsloader.memory.NativeAllocator;
-import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;

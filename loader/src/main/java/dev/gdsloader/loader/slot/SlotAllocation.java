@@ -1,6 +1,6 @@
 package dev.gdsloader.loader.slot;
 
-import dev.gdsloader.cuda.Closeables;
+import dev.gdsloader.memory.Closeables;
 import java.util.ArrayList;
 import java.util.List;
 

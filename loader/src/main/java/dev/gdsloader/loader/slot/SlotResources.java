@@ -1,6 +1,6 @@
 package dev.gdsloader.loader.slot;
 
-import dev.gdsloader.cuda.Closeables;
+import dev.gdsloader.memory.Closeables;
 
 /**
  * The resources one slot owns, freed together once: each engine's slot class keeps one and calls {@link #close()}

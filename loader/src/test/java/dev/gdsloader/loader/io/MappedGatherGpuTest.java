@@ -11,6 +11,7 @@ import dev.gdsloader.cuda.DeviceBuffer;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.PinnedBuffer;
+import dev.gdsloader.loader.gather.GatherKernel;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;

@@ -42,16 +42,16 @@ class ReadPlannerTest {
 
     @Test
     void batchesAreConsecutiveAndTheLastShortOneIsKeptOrDropped() {
-        List<BatchPlan> keep = ReadPlanner.sequential(dataset, 16, false);
+        List<BatchPlan> keep = BatchPlan.sequential(dataset, 16, false);
         assertEquals(3, keep.size());
         assertEquals(List.of(0L, 16L, 32L), keep.stream().map(BatchPlan::firstRecord).toList());
         assertEquals(List.of(16, 16, 8), keep.stream().map(BatchPlan::records).toList());
         assertEquals(List.of(0L, 1L, 2L), keep.stream().map(BatchPlan::index).toList());
-        List<BatchPlan> drop = ReadPlanner.sequential(dataset, 16, true);
+        List<BatchPlan> drop = BatchPlan.sequential(dataset, 16, true);
         assertEquals(2, drop.size());
-        assertEquals(0, ReadPlanner.sequential(dataset, 41, true).size());
-        assertEquals(1, ReadPlanner.sequential(dataset, 41, false).size());
-        assertEquals(40, ReadPlanner.sequential(dataset, 1, true).size());
+        assertEquals(0, BatchPlan.sequential(dataset, 41, true).size());
+        assertEquals(1, BatchPlan.sequential(dataset, 41, false).size());
+        assertEquals(40, BatchPlan.sequential(dataset, 1, true).size());
     }
 
     @Test
@@ -60,17 +60,17 @@ class ReadPlannerTest {
         assertEquals(1, ReadPlanner.batches(999, Integer.MAX_VALUE, false));
         assertEquals(1, ReadPlanner.batches(999, Integer.MAX_VALUE - 997, false));
         assertEquals(0, ReadPlanner.batches(999, Integer.MAX_VALUE, true));
-        assertEquals(1, ReadPlanner.sequential(dataset, Integer.MAX_VALUE, false).size());
+        assertEquals(1, BatchPlan.sequential(dataset, Integer.MAX_VALUE, false).size());
     }
 
     @Test
     void batchSizeZeroIsRejected() {
-        assertThrows(IllegalArgumentException.class, () -> ReadPlanner.sequential(dataset, 0, false));
+        assertThrows(IllegalArgumentException.class, () -> BatchPlan.sequential(dataset, 0, false));
     }
 
     @Test
     void aBatchAcrossAShardBoundaryHasOnePiecePerShardWithConsecutiveViewOffsets() {
-        BatchPlan b = ReadPlanner.sequential(dataset, 5, false).get(1); // records 5..9: shard 0 (5, 6), shard 1 (0..2)
+        BatchPlan b = BatchPlan.sequential(dataset, 5, false).get(1); // records 5..9: shard 0 (5, 6), shard 1 (0..2)
         assertEquals(5, b.firstRecord());
         ColumnPlan images = b.columns().get(0);
         assertEquals(0, images.column());
@@ -84,7 +84,7 @@ class ReadPlannerTest {
 
     @Test
     void emptyShardsContributeNoPiece() {
-        BatchPlan b = ReadPlanner.plan(dataset, range(19, 5), 0, 5); // 19 in shard 1, 20 in shard 3, 21..23 in shard 4
+        BatchPlan b = BatchPlan.plan(dataset, range(19, 5), 0, 5); // 19 in shard 1, 20 in shard 3, 21..23 in shard 4
         assertEquals(List.of(piece(1, imageData, 12, 1, IMG, 0), piece(3, imageData, 0, 1, IMG, IMG),
                 piece(4, imageData, 0, 3, IMG, 2L * IMG)), b.columns().get(0).pieces());
         // labels change shard at record 20
@@ -94,7 +94,7 @@ class ReadPlannerTest {
     @Test
     void piecesOfEveryBatchTileTheColumnViewExactly() {
         for (int batch : new int[] {1, 3, 5, 7, 32, 40}) {
-            for (BatchPlan p : ReadPlanner.sequential(dataset, batch, false)) {
+            for (BatchPlan p : BatchPlan.sequential(dataset, batch, false)) {
                 for (ColumnPlan c : p.columns()) {
                     long view = 0;
                     for (Piece piece : c.pieces()) {
@@ -111,7 +111,7 @@ class ReadPlannerTest {
 
     @Test
     void headPadAndStagingBytesFollowThe4KiBCoverOfEachPiece() {
-        BatchPlan b = ReadPlanner.sequential(dataset, 5, false).get(1);
+        BatchPlan b = BatchPlan.sequential(dataset, 5, false).get(1);
         ColumnPlan images = b.columns().get(0);
         Piece first = images.pieces().get(0);
         assertEquals(first.fileStart() % 4096, images.headPad());
@@ -160,7 +160,7 @@ class ReadPlannerTest {
                 t.join();
             }
             ReadPlanner.planPieces(dataset, parts);
-            assertEquals(whole.snapshot(), parts.snapshot(), "batch " + b);
+            assertEquals(BatchPlan.of(whole), BatchPlan.of(parts), "batch " + b);
         }
     }
 }

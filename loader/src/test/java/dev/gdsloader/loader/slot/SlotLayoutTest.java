@@ -9,8 +9,6 @@ import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
-import dev.gdsloader.loader.plan.Piece;
-import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.spi.SlotLayout;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -47,7 +45,7 @@ class SlotLayoutTest {
         TestShards.writeWeights(dir, 11, 29);
         Dataset d = Dataset.open(dir);
         for (int batch : new int[] {1, 5, 32, 64}) {
-            List<BatchPlan> plans = ReadPlanner.sequential(d, batch, false);
+            List<BatchPlan> plans = BatchPlan.sequential(d, batch, false);
             Sampler sampler = new Sampler(SamplerOptions.sequential(), new long[] {7, 13, 0, 1, 19}, batch);
             SlotLayout l = SlotLayout.forBatch(d.columns(), batch,
                     c -> sampler.maxPiecesPerBatch(batch, d.columns().get(c).shards().size()));

@@ -1,7 +1,7 @@
 package dev.gdsloader.loader.plan;
 
 /**
- * A contiguous byte range of one shard that a batch needs: records {@code [firstRecord, firstRecord +
+ * Test support: a contiguous byte range of one shard that a batch needs: records {@code [firstRecord, firstRecord +
  * records)} of shard {@code shard}, stored at file bytes {@code [fileStart, fileEnd)}, landing at
  * {@code viewOffset} bytes from the start of the batch's column view.
  *

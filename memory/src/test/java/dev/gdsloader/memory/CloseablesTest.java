@@ -1,4 +1,4 @@
-package dev.gdsloader.cuda;
+package dev.gdsloader.memory;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

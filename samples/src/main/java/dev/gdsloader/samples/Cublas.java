@@ -1,5 +1,10 @@
-package dev.gdsloader.cuda;
+package dev.gdsloader.samples;
 
+import dev.gdsloader.cuda.Cuda;
+import dev.gdsloader.cuda.CudaException;
+import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.cuda.JavaCppPointers;
+import dev.gdsloader.cuda.NativeResource;
 import org.bytedeco.cuda.cublas.cublasContext;
 import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.javacpp.FloatPointer;
@@ -7,7 +12,9 @@ import org.bytedeco.javacpp.FloatPointer;
 /**
  * A cuBLAS handle bound to one {@link CudaStream} (the bytedeco binding of {@code libcublas.so}; on the GPU
  * machine cuBLAS 13), for single-precision matrix products on device memory given as raw device pointers (a
- * batch's {@code ColumnView.devicePointer()}, {@link DeviceBuffer#address()}).
+ * batch's {@code ColumnView.devicePointer()}, {@link dev.gdsloader.cuda.DeviceBuffer#address()}). The sample's own
+ * use of cuBLAS ({@link GpuMlp}), not part of the bindings: it calls bytedeco's {@code cublas} directly, the binding
+ * of the cuBLAS 13 the GPU machine has.
  *
  * <p>Matrices are column-major, as in BLAS: an {@code m x n} matrix with leading dimension {@code ld} has
  * element {@code (i, j)} at float index {@code i + j * ld}. A row-major {@code r x c} array is the column-major
@@ -17,7 +24,7 @@ import org.bytedeco.javacpp.FloatPointer;
  * <p>Owns the handle; {@link #close()} destroys it once. Not thread-safe: one thread enqueues (cuBLAS's own
  * rule for a handle).
  */
-public final class Cublas extends NativeResource {
+final class Cublas extends NativeResource {
     private final cublasContext handle = new cublasContext();
     /** Host scalars, read by cuBLAS when a call is enqueued; owned here and freed with the handle. */
     private final FloatPointer alpha = new FloatPointer(1);
@@ -52,7 +59,7 @@ public final class Cublas extends NativeResource {
      * @throws CudaException if cuBLAS cannot be loaded ({@link CudaException#UNAVAILABLE}, naming the library)
      *     or the handle cannot be created
      */
-    public static Cublas create(CudaStream stream) {
+    static Cublas create(CudaStream stream) {
         Cuda.ensure();
         try {
             return new Cublas(stream);
@@ -83,7 +90,7 @@ public final class Cublas extends NativeResource {
      *     call; whether the pointers address enough device memory cannot be checked and is the caller's duty)
      * @throws IllegalStateException if the handle is closed
      */
-    public void sgemm(boolean transA, boolean transB, int m, int n, int k, float alphaValue, long a, int lda, long b,
+    void sgemm(boolean transA, boolean transB, int m, int n, int k, float alphaValue, long a, int lda, long b,
                       int ldb, float betaValue, long c, int ldc) {
         checkOpen();
         checkArgs("cublasSgemm", m, n, k, a, b, c);
@@ -91,31 +98,6 @@ public final class Cublas extends NativeResource {
         beta.put(betaValue);
         check(cublas.cublasSgemm_v2(handle, op(transA), op(transB), m, n, k, alpha, JavaCppPointers.floats(a), lda,
                 JavaCppPointers.floats(b), ldb, beta, JavaCppPointers.floats(c), ldc), "cublasSgemm");
-    }
-
-    /**
-     * {@code y = alpha * op(A) * x + beta * y} ({@code cublasSgemv}), column-major {@code A} of {@code m x n}.
-     *
-     * @param transA use {@code A}'s transpose ({@code x} then has {@code m} elements and {@code y} {@code n})
-     * @param m rows of {@code A}
-     * @param n columns of {@code A}
-     * @param alphaValue scale of the product
-     * @param a device pointer to {@code A}
-     * @param lda leading dimension of {@code A}
-     * @param x device pointer to {@code x}, unit stride
-     * @param betaValue scale of {@code y}'s old value
-     * @param y device pointer to {@code y}, unit stride
-     * @throws CudaException if cuBLAS refuses the arguments
-     * @throws IllegalArgumentException if a dimension is negative or a pointer is 0 (as {@link #sgemm})
-     * @throws IllegalStateException if the handle is closed
-     */
-    public void sgemv(boolean transA, int m, int n, float alphaValue, long a, int lda, long x, float betaValue, long y) {
-        checkOpen();
-        checkArgs("cublasSgemv", m, n, 0, a, x, y);
-        alpha.put(alphaValue);
-        beta.put(betaValue);
-        check(cublas.cublasSgemv_v2(handle, op(transA), m, n, alpha, JavaCppPointers.floats(a), lda,
-                JavaCppPointers.floats(x), 1, beta, JavaCppPointers.floats(y), 1), "cublasSgemv");
     }
 
     private static void checkArgs(String call, int m, int n, int k, long p, long q, long r) {

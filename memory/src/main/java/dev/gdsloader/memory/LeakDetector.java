@@ -108,11 +108,6 @@ public final class LeakDetector {
         level = java.util.Objects.requireNonNull(newLevel, "level");
     }
 
-    /** @return true unless the level is {@link Level#DISABLED} */
-    public static boolean enabled() {
-        return level != Level.DISABLED;
-    }
-
     /** @return how many leaks were reported in this process */
     public static long leaksReported() {
         return LEAKS.get();

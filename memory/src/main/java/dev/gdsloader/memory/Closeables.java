@@ -1,4 +1,4 @@
-package dev.gdsloader.cuda;
+package dev.gdsloader.memory;
 
 /**
  * Closing several resources of one owner so that one failing close does not leak the others. Stateless and

@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.gather;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;

@@ -1,18 +1,16 @@
-package dev.gdsloader.memory;
+package dev.gdsloader.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.gdsloader.cuda.Cuda;
-import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.cuda.CudaException;
-import dev.gdsloader.cuda.DeviceBuffer;
-import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.cufile.CuFileBufferRegistration;
 import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
+import dev.gdsloader.memory.MemoryBudgetException;
+import dev.gdsloader.memory.MemoryKind;
+import dev.gdsloader.memory.NativeAllocator;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Optional;

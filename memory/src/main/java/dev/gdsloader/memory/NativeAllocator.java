@@ -146,11 +146,6 @@ public final class NativeAllocator implements AutoCloseable {
         return name;
     }
 
-    /** @return the parent, or null for a root */
-    public NativeAllocator parent() {
-        return parent;
-    }
-
     /** @return the host budget, bytes ({@link #UNLIMITED} if none of its own) */
     public long hostLimit() {
         return hostLimit;
