@@ -14,7 +14,6 @@ import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.service.Delivery;
-import dev.gdsloader.service.IpcTrace;
 import dev.gdsloader.service.PrefetchClient;
 import dev.gdsloader.service.PrefetchServer;
 import dev.gdsloader.service.RemoteBatch;
@@ -87,7 +86,7 @@ final class ServeBench {
      * @param python the Python client command (program and its first arguments), or empty to skip that row
      * @param timeout the longest wait for any batch, child process line or result
      * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
-     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@link IpcTrace}, {@code --trace})
+     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@code --trace})
      * @param ipcEpochs measured epochs of the two CUDA IPC rows ({@code ipc-in-process}, {@code ipc}), each after one
      *     warm-up epoch ({@code --ipc-epochs}, default {@code epochs}): an epoch of CUDA IPC lasts a fraction of a second,
      *     mostly the JIT's warm-up of the exchange's per-batch code unless more epochs are measured
@@ -127,7 +126,7 @@ final class ServeBench {
      * @param ratioTo the row this one is compared with, or null
      * @param acceptance issue 12's bound for the ratio, e.g. {@code >= 0.5}, or null
      * @param skipped why the row was not measured, or null
-     * @param trace per-batch latency summary lines ({@link IpcTrace}; the {@code ipc} row with {@code --trace}), or empty
+     * @param trace per-batch latency summary lines (the {@code ipc} row with {@code --trace}), or empty
      */
     record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
                double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
@@ -390,27 +389,9 @@ final class ServeBench {
         Row inRow = row("ipc-in-process", inWhat + " (path taken " + in.pathTaken() + ")", in, null, null);
         rows.add(inRow);
         log.println("serve-bench: CUDA IPC to a child JVM" + (c.trace() ? ", per-batch trace on" : "") + " ...");
-        String before = System.getProperty(IpcTrace.PROPERTY);
-        if (c.trace()) {
-            System.setProperty(IpcTrace.PROPERTY, "true"); // read by the server's exchange when the child opens it
-        }
-        Moved child;
+        Moved child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout());
         List<String> trace = new ArrayList<>();
-        try {
-            IpcTrace.drainPublished(); // earlier exchanges' lines
-            child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout(), c.trace());
-            if (c.trace()) {
-                awaitIdle(server, log); // the exchange publishes its last epoch's trace before it frees the session
-            }
-            trace.addAll(IpcTrace.drainPublished()); // "epoch E: server session N STAGE: ..."
-            child.trace().forEach(l -> trace.add("child JVM, " + l));
-        } finally {
-            if (before == null) {
-                System.clearProperty(IpcTrace.PROPERTY);
-            } else {
-                System.setProperty(IpcTrace.PROPERTY, before);
-            }
-        }
+        child.trace().forEach(l -> trace.add("child JVM, " + l));
         rows.add(row("ipc", ipcWhat + " (path taken " + child.pathTaken() + ")", child, "ipc-in-process", ">= 0.9")
                 .against(inRow).withTrace(trace));
     }
@@ -441,14 +422,11 @@ final class ServeBench {
         }
     }
 
-    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout, boolean trace)
+    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments()); // the JVM flags this JVM runs with
-        if (trace) {
-            cmd.add("-D" + IpcTrace.PROPERTY + "=true"); // after them: it wins over a -D...=false among them
-        }
         cmd.addAll(List.of("-cp", childClassPath(), ServeBenchIpcChild.class.getName(),
                 "127.0.0.1", Integer.toString(port), name, options.toJson(), Integer.toString(epochs),
                 Long.toString(timeout.toSeconds())));

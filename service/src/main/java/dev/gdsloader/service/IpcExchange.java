@@ -65,26 +65,12 @@ final class IpcExchange {
     private long requestedEpoch = -1;
     /** Set when {@link #run()} has ended: the reader thread then ignores what it reads. */
     private volatile boolean finished;
-    /** Per-batch latencies ({@link IpcTrace}, off unless {@code -Dgdsloader.ipcTrace=true}); {@link #RELEASE} under {@link #monitor}. */
-    private final IpcTrace trace;
-    /** Stages of {@link #trace}: waiting for a slot, for gRPC to be ready, for the loader's next batch. */
-    private static final int SLOT = 0;
-    private static final int READY = 1;
-    private static final int LOADER = 2;
-    /** Recording the interprocess event, building the metadata and the record column. */
-    private static final int EVENT_META = 3;
-    /** The metadata's UTF-8 buffer and {@code putNext}. */
-    private static final int PUT = 4;
-    /** From a batch lent (just before its putNext) to its release read on the reader thread. */
-    private static final int RELEASE = 5;
 
     IpcExchange(Session session, FlightStream reader, ServerStreamListener writer, BooleanSupplier closing) {
         this.session = session;
         this.reader = reader;
         this.writer = writer;
         this.closing = closing;
-        this.trace = IpcTrace.create("server session " + session.id(), "awaitSlot", "awaitReady", "loader.next",
-                "event+metadata", "putNext", "lent->release");
     }
 
     /**
@@ -113,15 +99,9 @@ final class IpcExchange {
             long epochNumber = session.request().epoch();
             long nextId = 0;
             long epochFirstId = 0;
-            long epochStart = trace.start();
             while (true) {
-                long t = trace.start();
                 awaitSlot(loader.slots());
-                trace.stop(SLOT, t);
-                t = trace.start();
                 HostStream.awaitReady(writer, closing);
-                trace.stop(READY, t);
-                t = trace.start();
                 boolean more = epoch.hasNext();
                 if (!more) {
                     // The end, as a metadata-only message; the call stays open: gRPC drops what a client sends after
@@ -130,10 +110,7 @@ final class IpcExchange {
                     // released, the slots unmapped), or asks for the next epoch on this exchange (same loader, same
                     // buffers and handles: no new session, registration or mapping per epoch).
                     writer.putMetadata(HostStream.utf8(a, endMessage(epochNumber, nextId - epochFirstId)));
-                    long epochWall = trace.start() - epochStart;
                     long next = awaitClientDoneOrNext();
-                    publishTrace(epochNumber, epochWall);
-                    epochStart = trace.start();
                     if (next < 0) {
                         break;
                     }
@@ -147,8 +124,6 @@ final class IpcExchange {
                     continue;
                 }
                 Batch b = epoch.next();
-                trace.stop(LOADER, t);
-                t = trace.start();
                 long id = nextId++;
                 ObjectNode meta;
                 CudaIpc.EventPool.Event event = null;
@@ -175,17 +150,13 @@ final class IpcExchange {
                     b.close();
                     throw e;
                 }
-                trace.stop(EVENT_META, t);
                 synchronized (monitor) {
                     lent.put(id, b);
                     if (event != null) {
                         lentEvents.put(id, event);
                     }
-                    trace.mark(id); // under the monitor: the reader thread's release reads it there
                 }
-                t = trace.start();
                 writer.putNext(HostStream.utf8(a, meta.toString()));
-                trace.stop(PUT, t);
                 root.clear();
             }
             if (!writer.isCancelled()) {
@@ -206,25 +177,6 @@ final class IpcExchange {
             if (events != null) {
                 events.close(); // waits for its stream: no record is pending when the events go
             }
-        }
-    }
-
-    /**
-     * Publishes the epoch's trace ({@link IpcTrace#publish}) and starts the next one; nothing if tracing is off. Called
-     * after {@link #awaitClientDoneOrNext()}: the client sends its releases before {@code {"next"}} or its half-close,
-     * so every release of the epoch has been recorded, under the monitor that call took.
-     */
-    private void publishTrace(long epochNumber, long epochWallNanos) {
-        if (!trace.on()) {
-            return;
-        }
-        synchronized (monitor) {
-            List<String> lines = new java.util.ArrayList<>();
-            for (String l : trace.summary(epochWallNanos)) {
-                lines.add("epoch " + epochNumber + ": " + l);
-            }
-            IpcTrace.publish(lines);
-            trace.reset();
         }
     }
 
@@ -355,9 +307,6 @@ final class IpcExchange {
                 synchronized (monitor) {
                     b = lent.remove(id.longValue());
                     event = lentEvents.remove(id.longValue());
-                    if (b != null) {
-                        trace.stopSinceMark(RELEASE, id.longValue());
-                    }
                     monitor.notifyAll();
                 }
                 if (event != null) {

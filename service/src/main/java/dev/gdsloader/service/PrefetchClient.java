@@ -111,14 +111,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     private long nextEpoch;
     private Epoch current;
     private boolean closed;
-    /** Per-batch latencies of the CUDA_IPC path ({@link #ipcTrace()}); off for HOST delivery. */
-    private final IpcTrace trace;
-    /** Stages of {@link #trace}. */
-    static final int TRACE_NEXT = 0;
-    static final int TRACE_DECODE = 1;
-    static final int TRACE_EVENT = 2;
-    static final int TRACE_SYNC = 3;
-    static final int TRACE_SEND = 4;
 
     private PrefetchClient(Builder b) {
         this.peer = b.host + ":" + b.port;
@@ -130,10 +122,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         this.reconnectMillis = b.reconnectTimeout.toMillis();
         this.window = b.window;
         this.device = b.device;
-        this.trace = b.delivery == Delivery.CUDA_IPC
-                ? IpcTrace.create("client", "stream.next", "metadata->batch", "cudaEventSynchronize",
-                        "release:streamSynchronize", "release:send")
-                : IpcTrace.of(false, "client", 0, "off");
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                 .name("gdsloader-client-deadline").unstarted(r));
         this.flight = connect();
@@ -168,20 +156,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     /** @return batches per epoch on this rank */
     public int batchesPerEpoch() {
         return info.path("batchesPerEpoch").asInt();
-    }
-
-    /**
-     * The per-batch latency trace of this client's CUDA_IPC path: on when the client was opened with
-     * {@code -D}{@value IpcTrace#PROPERTY}{@code =true} and {@link Delivery#CUDA_IPC}, else off (records nothing).
-     * Its stages, in order: {@code stream.next} (blocked waiting for the batch's message), {@code metadata->batch}
-     * (parsing the metadata, building the batch, mapping new handles), {@code cudaEventSynchronize} (waiting for the server's ready event),
-     * {@code release:streamSynchronize} and {@code release:send} ({@link RemoteBatch#release(dev.gdsloader.cuda.CudaStream)}).
-     * Recorded on the thread reading the client; read it ({@link IpcTrace#summary}, {@link IpcTrace#reset}) there.
-     *
-     * @return the trace, owned by this client
-     */
-    public IpcTrace ipcTrace() {
-        return trace;
     }
 
     /** @return slots the server keeps for a stream of this client: hold fewer batches than this (CUDA_IPC) */
@@ -280,12 +254,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     if (stream == null) {
                         open(t);
                     }
-                    long t0 = trace.start();
                     boolean more = nextWithDeadline(stream, t);
-                    if (ipc != null) {
-                        trace.stop(TRACE_NEXT, t0);
-                    }
-                    long t1 = trace.start();
                     JsonNode meta = more ? metadata(stream.metadata()) : null;
                     if (meta == null || meta.path(Protocol.END_KEY).asBoolean(false)) {
                         // the stream's end (DoGet), or the exchange's end message (CUDA_IPC, protocol 4)
@@ -306,10 +275,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                         continue;
                     }
                     fetched = toBatch(meta);
-                    if (ipc != null) {
-                        // parsing the metadata, building the batch, mapping new handles; less the event wait
-                        trace.record(TRACE_DECODE, trace.start() - t1 - lastEventWait);
-                    }
                     lastBatch = fetched;
                     lastState = null;
                     return true;
@@ -623,9 +588,6 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         return b;
     }
 
-    /** Nanoseconds the last batch's {@link #mapColumns} waited for its event (tracing only). */
-    private long lastEventWait;
-
     /** Maps each column's slot buffer (once per handle) and waits for the server's ready event, if it sent one. */
     private void mapColumns(RemoteBatch b, JsonNode meta, IpcStream ipc) {
         List<RemoteColumn> cols = new ArrayList<>();
@@ -651,12 +613,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
             });
             // the batch is ready on the device once the server's event has completed: wait for it here, so that every
             // use of the mapping (any stream, cudaMemcpy) sees the data
-            long t = trace.start();
             dev.gdsloader.cuda.Cuda.check(jcuda.runtime.JCuda.cudaEventSynchronize(ev), "cudaEventSynchronize(server's ready event)");
-            lastEventWait = trace.start() - t;
-            trace.record(TRACE_EVENT, lastEventWait);
-        } else {
-            lastEventWait = 0;
         }
     }
 

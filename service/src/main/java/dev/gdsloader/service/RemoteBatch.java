@@ -127,10 +127,7 @@ public final class RemoteBatch implements AutoCloseable {
      */
     public void release(CudaStream stream) {
         if (!closed && delivery == Delivery.CUDA_IPC) {
-            IpcTrace trace = client.ipcTrace();
-            long t = trace.start();
             stream.synchronize();
-            trace.stop(PrefetchClient.TRACE_SYNC, t);
         }
         close();
     }
@@ -146,10 +143,7 @@ public final class RemoteBatch implements AutoCloseable {
             b.getReferenceManager().release();
         }
         if (ipc != null) {
-            IpcTrace trace = client.ipcTrace();
-            long t = trace.start();
             ipc.release(client.allocator(), id);
-            trace.stop(PrefetchClient.TRACE_SEND, t);
         }
         client.released(this);
     }
