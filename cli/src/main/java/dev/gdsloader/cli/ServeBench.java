@@ -13,12 +13,12 @@ import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
-import dev.gdsloader.service.Delivery;
-import dev.gdsloader.service.PrefetchClient;
-import dev.gdsloader.service.PrefetchServer;
-import dev.gdsloader.service.RemoteBatch;
-import dev.gdsloader.service.RemoteColumn;
-import dev.gdsloader.service.ServerLimits;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.client.RemoteColumn;
+import dev.gdsloader.service.protocol.Delivery;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -199,7 +199,7 @@ final class ServeBench {
      * @return the rows in order: loopback, host-1, host-N..., ipc-in-process, ipc, python
      * @throws IOException if the dataset cannot be opened, the server cannot start, a socket or a child fails
      * @throws InterruptedException if interrupted
-     * @throws dev.gdsloader.service.PrefetchServiceException if the server refuses a stream or a wait times out
+     * @throws dev.gdsloader.service.client.PrefetchServiceException if the server refuses a stream or a wait times out
      */
     static List<Row> run(Config c, PrintStream log) throws IOException, InterruptedException {
         Path data = c.data().toAbsolutePath().normalize();
@@ -208,7 +208,7 @@ final class ServeBench {
                     + "names the dataset by the directory's name)");
         }
         try { // the server's own refusal would point at serve's --allow-system-root, which serve-bench does not take
-            dev.gdsloader.service.DatasetRoot.of(data.getParent(), false);
+            dev.gdsloader.service.server.DatasetRoot.of(data.getParent(), false);
         } catch (IOException e) {
             // the parent is a directory (data is one): the refusal is a system directory, as given or where it leads
             throw new IllegalArgumentException(c.data() + ": serve-bench serves the dataset's parent directory, "

@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.service.Delivery;
-import dev.gdsloader.service.PrefetchClient;
-import dev.gdsloader.service.RemoteBatch;
-import dev.gdsloader.service.RemoteColumn;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.client.RemoteColumn;
+import dev.gdsloader.service.protocol.Delivery;
 import java.time.Duration;
 import java.util.Iterator;
 

@@ -155,10 +155,10 @@ class ServeBenchCommandTest {
 
     @Test
     void theBenchServerAdmitsTwoSessionsPerClientOfTheLargestRow() {
-        dev.gdsloader.service.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
+        dev.gdsloader.service.server.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
         assertEquals(64, l.sessionsPerClient()); // each client's GetFlightInfo session and its stream's, at once
         assertTrue(l.sessions() >= 64 && l.connections() >= 72, l.toString());
-        assertEquals(dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
+        assertEquals(dev.gdsloader.service.server.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
                 .sessionsPerClient());
     }
 
@@ -285,7 +285,7 @@ class ServeBenchCommandTest {
     @Test
     void moreClientsThanTheDefaultSessionsPerClientAreMeasured() throws Exception {
         Path data = generate("many", "1MiB", "2");
-        int many = dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient() + 1;
+        int many = dev.gdsloader.service.server.ServerLimits.defaults().sessionsPerClient() + 1;
         CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", String.valueOf(many),
                 "--epochs", "1", "--batch-size", "8", "--out", dir.resolve("out-many").toString());
         assertEquals(0, run.exitCode(), run.toString());

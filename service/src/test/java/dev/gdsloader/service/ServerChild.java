@@ -1,6 +1,9 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.memory.LeakDetector;
+import dev.gdsloader.service.server.Cluster;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +20,7 @@ import java.nio.file.Path;
  * {@code --memory-budget=BYTES --max-connections=N --max-sessions=N --max-sessions-per-client=N
  * --max-calls-per-connection=N --idle-timeout-ms=MS --max-message-bytes=BYTES}.
  */
-final class ServerChild {
+public final class ServerChild {
     private ServerChild() {
     }
 

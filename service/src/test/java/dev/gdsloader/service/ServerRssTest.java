@@ -1,13 +1,10 @@
 package dev.gdsloader.service;
 
-import static dev.gdsloader.service.LoadAttacks.assertFast;
-import static dev.gdsloader.service.LoadAttacks.epochMaxWaitMillis;
-import static dev.gdsloader.service.LoadAttacks.wideTicket;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -36,6 +33,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static dev.gdsloader.service.LoadAttacks.assertFast;
+import static dev.gdsloader.service.LoadAttacks.epochMaxWaitMillis;
+import static dev.gdsloader.service.LoadAttacks.wideTicket;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * The server's resident set stays bounded under each exhaustion attack: a {@link ServerChild} in a child JVM with
