@@ -54,8 +54,7 @@ public final class NettyLeaks {
     /** Collects garbage, makes the detector look (it reports on allocation), and fails on any report. */
     public static void check() throws InterruptedException {
         for (int round = 0; round < 3; round++) {
-            System.gc();
-            Thread.sleep(50);
+            Await.collected();
             for (int i = 0; i < 100; i++) {
                 ByteBuf a = ByteBufAllocator.DEFAULT.directBuffer(16);
                 ByteBuf b = ByteBufAllocator.DEFAULT.heapBuffer(16);

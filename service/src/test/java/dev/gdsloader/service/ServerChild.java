@@ -52,13 +52,9 @@ public final class ServerChild {
             System.out.println("port " + server.port());
             System.out.flush();
             while (in.readLine() != null) {
-                long deadline = System.nanoTime() + 15_000_000_000L;
-                while (server.sessions() > 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
+                Await.within(() -> server.sessions() == 0); // the line says how many are left
                 for (int i = 0; i < 5; i++) { // a batch or buffer dropped without being closed is reported at GC
-                    System.gc();
-                    Thread.sleep(100);
+                    Await.collected();
                 }
                 System.out.println("sessions " + server.sessions() + " leaks " + LeakDetector.leaksReported());
                 System.out.flush();

@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,24 +50,26 @@ public abstract class ServiceTestBase {
         NettyLeaks.check();
     }
 
-    /** Waits up to 15 s for the server's session count to reach {@code n}. */
-    protected void awaitSessions(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (server.sessions() != n && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        if (server.sessions() != n) { // say where the sessions' threads are: a session that is not freed fails loudly
-            StringBuilder dump = new StringBuilder();
-            Thread.getAllStackTraces().forEach((t, st) -> {
-                if (t.getName().startsWith("gdsloader") || t.getName().contains("flight") || t.getName().contains("grpc")) {
-                    dump.append('\n').append(t.getName()).append(" ").append(t.getState());
-                    for (int i = 0; i < Math.min(12, st.length); i++) {
-                        dump.append("\n    at ").append(st[i]);
-                    }
+    /**
+     * Waits for the server's session count to reach {@code n} ({@link Await#HANG}); a session that is not freed fails
+     * loudly, saying where the sessions' threads are.
+     */
+    protected void awaitSessions(int n) {
+        Await.until(() -> server.sessions() + " sessions still holding a loader, " + n + " expected; threads:" + threads(),
+                () -> server.sessions() == n);
+    }
+
+    private static String threads() {
+        StringBuilder dump = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, st) -> {
+            if (t.getName().startsWith("gdsloader") || t.getName().contains("flight") || t.getName().contains("grpc")) {
+                dump.append('\n').append(t.getName()).append(" ").append(t.getState());
+                for (int i = 0; i < Math.min(12, st.length); i++) {
+                    dump.append("\n    at ").append(st[i]);
                 }
-            });
-            assertEquals(n, server.sessions(), "sessions still holding a loader; threads:" + dump);
-        }
+            }
+        });
+        return dump.toString();
     }
 
     /** Every record of one epoch on one rank, checked byte for byte; @return the record indices seen, in order. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.service.ChildJvm;
+import dev.gdsloader.service.Await;
 import dev.gdsloader.service.NettyLeaks;
 import dev.gdsloader.service.ServerChild;
 import dev.gdsloader.service.server.PrefetchServer;
@@ -21,6 +22,10 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
@@ -74,10 +79,24 @@ class FaultsTest {
                 it.next().close();
                 assertTrue(s.next());
                 Thread closer = Thread.ofPlatform().start(server::close);
+                // both streams are stalled (their windows full) until the server is closing: new calls are refused then
+                FlightClient probe = FlightClient.builder(a, server.location()).build();
+                try {
+                    Await.until("the server refusing new calls (closing)", () -> {
+                        try {
+                            probe.listFlights(org.apache.arrow.flight.Criteria.ALL).forEach(f -> { });
+                            return false;
+                        } catch (FlightRuntimeException refused) {
+                            return true;
+                        }
+                    });
+                } finally {
+                    probe.close();
+                }
                 // a plain Flight client reading on: its stream ends UNAVAILABLE "server shutting down"
                 FlightRuntimeException e = assertThrows(FlightRuntimeException.class, () -> {
                     while (s.next()) {
-                        Thread.sleep(5);
+                        assertTrue(s.getRoot().getRowCount() > 0); // what was already on its way
                     }
                 });
                 assertEquals(FlightStatusCode.UNAVAILABLE, e.status().code(), e.getMessage());
@@ -91,7 +110,7 @@ class FaultsTest {
                 assertEquals(FlightStatusCode.UNAVAILABLE, pe.code(), pe.getMessage());
                 assertTrue(pe.getMessage().startsWith("prefetch server 127.0.0.1:" + server.port() + ": server shutting down"),
                         pe.getMessage());
-                closer.join(30_000);
+                closer.join(Await.HANG.toMillis());
                 assertEquals(0, server.sessions());
             } finally {
                 s.close();
@@ -105,21 +124,19 @@ class FaultsTest {
     @Test
     void theInfoCallHasTheClientsDeadlineWhenThePeerNeverAnswers() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+            CountDownLatch done = new CountDownLatch(1);
+            Thread.ofPlatform().daemon().start(() -> {
                 try (Socket held = silent.accept()) {
                     held.setKeepAlive(false);
-                    Thread.sleep(30_000); // accepts, reads nothing, says nothing
+                    done.await(); // accepts, reads nothing, says nothing
                 } catch (Exception ignored) {
                     // closed by the test
                 }
             });
-            long t0 = System.nanoTime();
             PrefetchServiceException e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1",
                     silent.getLocalPort()).dataset("wide").batchSize(1).timeout(Duration.ofMillis(800)).open().close());
-            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             assertEquals(FlightStatusCode.TIMED_OUT, e.code(), e.getMessage());
-            assertTrue(millis >= 700 && millis < 5_000, "gave up after " + millis + " ms with a deadline of 800 ms");
-            acceptor.interrupt();
+            done.countDown();
         }
     }
 
@@ -133,22 +150,43 @@ class FaultsTest {
         try (ServerSocket free = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
             port = free.getLocalPort();
         }
-        long t0 = System.nanoTime();
         PrefetchServiceException e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1", port)
                 .dataset("wide").batchSize(8).timeout(Duration.ofSeconds(1)).reconnectTimeout(Duration.ofMillis(1500)).open().close());
-        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
         assertTrue(e.getMessage().startsWith("prefetch server 127.0.0.1:" + port + " unavailable: "), e.getMessage());
-        assertTrue(e.getMessage().matches("(?s).*\\(retried for 1[5-9]\\d\\d ms\\)"), e.getMessage());
-        assertTrue(millis >= 1400 && millis < 6_000, "gave up after " + millis + " ms, retrying for 1500 ms");
+        assertTrue(e.getMessage().matches("(?s).*\\(retried for \\d+ ms\\)"), e.getMessage());
 
-        java.util.concurrent.CompletableFuture<PrefetchClient> opening = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> PrefetchClient.builder("127.0.0.1", port).dataset("wide").batchSize(8).path(ReadPath.HOST)
-                        .timeout(Duration.ofSeconds(2)).reconnectTimeout(Duration.ofSeconds(8)).open());
-        Thread.sleep(700); // the client is retrying: nothing listens yet
-        assertTrue(!opening.isDone(), "open() returned without a server");
+        CountDownLatch retrying = new CountDownLatch(1);
+        Handler said = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getMessage().contains("unavailable") && r.getMessage().contains("retrying for up to")) {
+                    retrying.countDown();
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger log = Logger.getLogger("dev.gdsloader.service.client");
+        log.addHandler(said);
+        java.util.concurrent.CompletableFuture<PrefetchClient> opening;
+        try {
+            opening = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> PrefetchClient.builder("127.0.0.1", port).dataset("wide").batchSize(8).path(ReadPath.HOST)
+                            .timeout(Duration.ofSeconds(2)).reconnectTimeout(Duration.ofMinutes(2)).open());
+            assertTrue(retrying.await(Await.HANG.toSeconds(), TimeUnit.SECONDS), "the client said it retries");
+        } finally {
+            log.removeHandler(said);
+        }
+        assertTrue(!opening.isDone(), "open() returned without a server"); // it is retrying: nothing listens yet
         try (PrefetchServer server = PrefetchServer.builder(root).port(port).start();
-             PrefetchClient c = opening.get(10, TimeUnit.SECONDS)) {
+             PrefetchClient c = opening.get(Await.HANG.toSeconds(), TimeUnit.SECONDS)) {
             long records = 0;
             for (RemoteBatch b : c) {
                 try (b) {
@@ -176,22 +214,19 @@ class FaultsTest {
                 Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).inheritIO().start();
                 assertEquals(0, stop.waitFor());
                 int read = 1;
-                long lastBatch = System.nanoTime();
                 PrefetchServiceException e = null;
                 try {
                     while (it.hasNext()) { // what was already on its way, then nothing
                         it.next().close();
                         read++;
-                        lastBatch = System.nanoTime();
                     }
                 } catch (PrefetchServiceException thrown) {
                     e = thrown;
                 }
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastBatch);
                 assertTrue(e != null, "the epoch ended (" + read + " of " + RECORDS + " batches) instead of timing out");
                 assertEquals(FlightStatusCode.TIMED_OUT, e.code(), e.getMessage());
                 assertTrue(e.getMessage().contains("sent nothing for 4000 ms"), e.getMessage());
-                assertTrue(read < RECORDS && millis >= 3_900 && millis < 10_000, read + " batches, then " + millis + " ms");
+                assertTrue(read < RECORDS, read + " batches before the deadline");
             }
         } finally {
             new ProcessBuilder("kill", "-CONT", Long.toString(p.pid())).start().waitFor();

@@ -8,6 +8,7 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.service.Await;
 import dev.gdsloader.service.NettyLeaks;
 import dev.gdsloader.service.protocol.Delivery;
 import dev.gdsloader.service.protocol.Request;
@@ -158,11 +159,8 @@ class HostReceiveTest {
             it.next().close();
             assertEquals(BATCH * RECORD_BYTES, kept.column("x").bytes());
         } // closes the batch still held, cancels the stream and closes the client's allocator (which throws on a leak)
-        long deadline = System.nanoTime() + 15_000_000_000L;
-        while (server.sessions() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertEquals(0, server.sessions(), "the server still holds the abandoned stream's session");
+        Await.until(() -> "the server still holds the abandoned stream's session (" + server.sessions() + ")",
+                () -> server.sessions() == 0);
     }
 
     @Test

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.service.Await;
 import dev.gdsloader.service.ServiceTestBase;
 import dev.gdsloader.service.client.PrefetchClient;
 import dev.gdsloader.service.client.PrefetchServiceException;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -37,11 +39,15 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class ClientGoneTest extends ServiceTestBase {
-    /** Copies one socket's bytes to another until either closes. */
-    private static void relay(Socket from, Socket to) {
+    /** Copies one socket's bytes to another until either closes, counting them in {@code carried}. */
+    private static void relay(Socket from, Socket to, AtomicLong carried) {
         Thread.ofPlatform().daemon().name("relay").start(() -> {
+            byte[] buf = new byte[64 << 10];
             try {
-                from.getInputStream().transferTo(to.getOutputStream());
+                for (int n; (n = from.getInputStream().read(buf)) >= 0; ) {
+                    to.getOutputStream().write(buf, 0, n);
+                    carried.addAndGet(n);
+                }
             } catch (java.io.IOException e) {
                 // the sockets were reset: the relay ends
             }
@@ -112,6 +118,7 @@ class ClientGoneTest extends ServiceTestBase {
     /** A client reads one batch through a relay, which then resets both its connections; @return after the session is freed. */
     private void resetMidStream() throws Exception {
         List<Socket> sockets = new CopyOnWriteArrayList<>();
+        AtomicLong toClient = new AtomicLong(); // bytes the relay carried from the server
         ServerSocket relay = new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
         try {
             Thread.ofPlatform().daemon().name("relay-accept").start(() -> {
@@ -122,8 +129,8 @@ class ClientGoneTest extends ServiceTestBase {
                         up.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port()));
                         sockets.add(down);
                         sockets.add(up);
-                        relay(down, up);
-                        relay(up, down);
+                        relay(down, up, new AtomicLong());
+                        relay(up, down, toClient);
                     }
                 } catch (java.io.IOException e) {
                     // the relay's socket closed: no more connections
@@ -133,7 +140,8 @@ class ClientGoneTest extends ServiceTestBase {
                     .path(ReadPath.HOST).timeout(Duration.ofSeconds(30)).reconnectTimeout(Duration.ofMillis(200)).open();
             try {
                 c.iterator().next().close(); // the server goes on sending into the flow-control window: writes queue
-                Thread.sleep(300);
+                Await.until(() -> toClient.get() + " bytes relayed to the client, 3 batches of 4 MiB expected",
+                        () -> toClient.get() >= 3 * (4L << 20));
                 relay.close(); // no reconnect through it
                 for (Socket s : sockets) {
                     s.setSoLinger(true, 0); // close sends RST, as the kernel does for a killed process with unread bytes

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.loader.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.service.Await;
 import dev.gdsloader.service.ServiceTestBase;
 import dev.gdsloader.service.client.PrefetchClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,12 +45,8 @@ class SessionReuseTest extends ServiceTestBase {
         return orders;
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, what);
-            Thread.sleep(5);
-        }
+    private static void await(BooleanSupplier condition, String what) {
+        Await.until(what, condition);
     }
 
     @Test
