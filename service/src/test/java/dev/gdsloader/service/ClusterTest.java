@@ -1,7 +1,7 @@
 package dev.gdsloader.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.service.client.PrefetchClient;

@@ -1,7 +1,7 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.cuda.CudaStream;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.client.PrefetchClient;
 import dev.gdsloader.service.client.RemoteBatch;
 import dev.gdsloader.service.client.RemoteColumn;

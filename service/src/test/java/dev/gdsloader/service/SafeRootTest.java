@@ -4,7 +4,7 @@ import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
 import dev.gdsloader.formats.raw.RawWriter;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.client.PrefetchClient;
 import dev.gdsloader.service.client.PrefetchServiceException;
 import dev.gdsloader.service.client.RemoteBatch;

@@ -2,7 +2,7 @@ package dev.gdsloader.service;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.client.PrefetchClient;
 import dev.gdsloader.service.client.RemoteBatch;
 import dev.gdsloader.service.protocol.Delivery;

@@ -2,7 +2,7 @@ package dev.gdsloader.service;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.service.client.PrefetchClient;
 import dev.gdsloader.service.client.PrefetchServiceException;

@@ -3,7 +3,7 @@ package dev.gdsloader.service.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.service.protocol.BearerAuth;

@@ -11,7 +11,7 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.ColumnView;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.protocol.BatchSchema;
 import dev.gdsloader.service.protocol.Messages;
 import dev.gdsloader.service.protocol.Protocol;

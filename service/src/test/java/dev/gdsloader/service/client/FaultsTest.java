@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.ChildJvm;
 import dev.gdsloader.service.Await;
 import dev.gdsloader.service.NettyLeaks;

@@ -3,7 +3,7 @@ package dev.gdsloader.service.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.service.ServiceTestBase;
 import dev.gdsloader.service.client.PrefetchClient;
 import io.netty.channel.Channel;
