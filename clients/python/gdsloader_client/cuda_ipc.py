@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from .protocol import BatchMeta, numpy_dtype
 
@@ -120,6 +120,10 @@ class IpcStreamContext:
         self._maps: "OrderedDict[bytes, _Mapping]" = OrderedDict()
         self._events: "OrderedDict[bytes, _Event]" = OrderedDict()
         self._sync_event = 0
+        self._release_event = 0  # this stream's interprocess release event (0: not made yet, or refused)
+        self._release_handle: Optional[bytes] = None
+        self._release_recorded = False
+        self._no_release_event = False
 
     def consumer_stream(self) -> int:
         """The stream the consumer's work is ordered on (torch's or CuPy's current stream on the device)."""
@@ -172,6 +176,36 @@ class IpcStreamContext:
                     out[c.name] = arr
         return out
 
+    def release_after_consumer(self) -> Optional[bytes]:
+        """Order a slot's release after the work the consumer has queued so far on its stream, without blocking:
+        this stream's interprocess event is recorded there (after the consumer's stream waited for its previous
+        record, so the last record follows every release's work) and its 64-byte handle returned for the release
+        message; the server makes the slot's reuse wait for it. Where the driver refuses interprocess events, blocks
+        until that work is done instead (:meth:`wait_for_consumer`) and returns None."""
+        cupy = self.cupy
+        rt = cupy.cuda.runtime
+        with cupy.cuda.Device(self.device):
+            if not self._release_event and not self._no_release_event:
+                try:
+                    ev = int(rt.eventCreateWithFlags(rt.eventDisableTiming | rt.eventInterprocess))
+                    try:
+                        self._release_handle = bytes(rt.ipcGetEventHandle(ev))
+                    except Exception:
+                        rt.eventDestroy(ev)
+                        raise
+                    self._release_event = ev
+                except Exception:  # the driver refuses interprocess events: synchronize instead
+                    self._no_release_event = True
+            if not self._release_event:
+                self.wait_for_consumer()
+                return None
+            stream = self.consumer_stream()
+            if self._release_recorded:
+                rt.streamWaitEvent(stream, self._release_event, 0)
+            rt.eventRecord(self._release_event, stream)
+            self._release_recorded = True
+            return self._release_handle
+
     def wait_for_consumer(self) -> None:
         """Block until the work the consumer has queued so far on its stream is done (before a slot goes back)."""
         cupy = self.cupy
@@ -200,3 +234,13 @@ class IpcStreamContext:
             except Exception:
                 pass
             self._sync_event = 0
+
+    def close_release_event(self) -> None:
+        """Destroy the release event, once the server waits on it no more (after it completed the exchange)."""
+        if self._release_event:
+            try:
+                with self.cupy.cuda.Device(self.device):
+                    self.cupy.cuda.runtime.eventDestroy(self._release_event)
+            except Exception:
+                pass
+            self._release_event = 0

@@ -36,8 +36,9 @@ class Batch:
       this batch), ``delivery``.
 
     ``batch["x"]`` is ``batch.columns["x"]``. A CUDA_IPC batch is released (its slot given back to the server)
-    when the next batch is requested, when the epoch's loop ends, or by :meth:`release`; release waits for the
-    work queued so far on the consumer's current stream. Not thread-safe.
+    when the next batch is requested, when the epoch's loop ends, or by :meth:`release`; the server reuses the slot
+    only after the work queued so far on the consumer's current stream (an interprocess event, no host wait). Not
+    thread-safe.
     """
 
     __slots__ = ("columns", "records", "is_padding", "padding", "epoch", "index", "state", "delivery", "rows",
@@ -78,8 +79,8 @@ class Batch:
         return self._released
 
     def release(self) -> None:
-        """Give the batch's memory back now (CUDA_IPC: ``{"release": id}`` after the consumer's queued work on
-        its current stream is done; HOST: nothing to send). Idempotent."""
+        """Give the batch's memory back now (CUDA_IPC: ``{"release": id, "event": HANDLE}``, the slot reused after
+        the consumer's queued work on its current stream; HOST: nothing to send). Idempotent."""
         if not self._released:
             self._released = True
             if self._release is not None:
@@ -225,12 +226,14 @@ class _Stream:
         return Batch(columns, records, is_padding, meta, self.delivery, rb.num_rows, release)
 
     def _release(self, batch: Batch) -> None:
-        """Send ``{"release": id}`` once the consumer's queued work is done; nothing if this stream is gone."""
+        """Send ``{"release": id, "event": HANDLE}``: the server reuses the slot after the consumer's queued work
+        (an interprocess event recorded on its stream, no host wait; where refused, ``{"release": id}`` after a host
+        wait); nothing if this stream is gone."""
         if self.closed or batch.id is None:
             return
-        self.ipc.wait_for_consumer()
+        event = self.ipc.release_after_consumer()
         try:
-            self.writer.write_metadata(P.release_message(batch.id))
+            self.writer.write_metadata(P.release_message(batch.id, event))
         except Exception as e:
             if not P.is_transient(e):
                 raise
@@ -283,6 +286,8 @@ class _Stream:
                 self.writer.close()
             except Exception:
                 pass
+        if self.ipc is not None:
+            self.ipc.close_release_event()  # the server completed or the stream is gone: no wait on it is left
 
 
 def _bookkeeping(rb: Any, name: str, dtype: str) -> Any:

@@ -389,9 +389,14 @@ def is_end_message(app_metadata: Any) -> bool:
     return isinstance(m, dict) and m.get("end") is True
 
 
-def release_message(batch_id: int) -> bytes:
-    """The client-to-server metadata message that gives a CUDA_IPC batch's slot back."""
-    return encode_request({"release": int(batch_id)})
+def release_message(batch_id: int, event: Optional[bytes] = None) -> bytes:
+    """The client-to-server metadata message that gives a CUDA_IPC batch's slot back: ``{"release": ID}``, or with
+    ``event`` (the 64-byte handle of the client's interprocess event recorded after its work on the batch)
+    ``{"release": ID, "event": BASE64}``: the server reuses the slot only after that event, on its own stream."""
+    m: Dict[str, Any] = {"release": int(batch_id)}
+    if event is not None:
+        m["event"] = base64.b64encode(bytes(event)).decode("ascii")
+    return encode_request(m)
 
 
 def parse_info_metadata(buf: Any) -> Dict[str, Any]:

@@ -158,6 +158,7 @@ def _():
     raises(ProtocolError, P.parse_batch_metadata, ipc_meta(columns=[]), "CUDA_IPC", match="columns")
     raises(ProtocolError, P.parse_batch_metadata, host_meta(), "CUDA_IPC", match="'id'")
     assert json.loads(P.release_message(9)) == {"release": 9}
+    assert json.loads(P.release_message(9, b"\x01" * 64)) == {"release": 9, "event": base64.b64encode(b"\x01" * 64).decode()}
     assert P.is_end_message(b'{"end": true, "batches": 13}')
     assert not P.is_end_message(b'{"end": false}') and not P.is_end_message(b'{"release": 1}')
     assert not P.is_end_message(None) and not P.is_end_message(b"\xff not json") and not P.is_end_message(b"[1]")

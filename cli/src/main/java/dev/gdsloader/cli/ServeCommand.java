@@ -1,10 +1,10 @@
 package dev.gdsloader.cli;
 
 import dev.gdsloader.memory.NativeAllocator;
-import dev.gdsloader.service.Cluster;
-import dev.gdsloader.service.BearerAuth;
-import dev.gdsloader.service.PrefetchServer;
-import dev.gdsloader.service.ServerLimits;
+import dev.gdsloader.service.protocol.BearerAuth;
+import dev.gdsloader.service.server.Cluster;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
  * process is stopped (a shutdown hook closes the server: every session's loader freed).
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Serve the datasets under DATASET_ROOT over Arrow Flight (dev.gdsloader.service.PrefetchClient, "
+        description = "Serve the datasets under DATASET_ROOT over Arrow Flight (dev.gdsloader.service.client.PrefetchClient, "
                 + "pyarrow.flight; protocol in service/README.md): one loader per stream (one epoch), batches delivered as Arrow "
                 + "record batches (DoGet) or, on the same host and GPU, as CUDA IPC handles (DoExchange). "
                 + "Prints the address it listens on; runs until stopped.")

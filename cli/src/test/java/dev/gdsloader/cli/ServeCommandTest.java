@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
-import dev.gdsloader.service.PrefetchClient;
-import dev.gdsloader.service.RemoteBatch;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +67,7 @@ class ServeCommandTest {
                 assertEquals(30, records);
             }
             // a ticket over --max-message (1 MiB): the client is told why, the server's console gets one line, no stack trace
-            var e = org.junit.jupiter.api.Assertions.assertThrows(dev.gdsloader.service.PrefetchServiceException.class,
+            var e = org.junit.jupiter.api.Assertions.assertThrows(dev.gdsloader.service.client.PrefetchServiceException.class,
                     () -> PrefetchClient.builder("127.0.0.1", port).dataset("x".repeat(2 << 20)).batchSize(8)
                             .timeout(Duration.ofSeconds(30)).open().close());
             assertEquals(org.apache.arrow.flight.FlightStatusCode.RESOURCE_EXHAUSTED, e.code(), e.toString());
@@ -175,10 +175,10 @@ class ServeCommandTest {
         new picocli.CommandLine(c).parseArgs(root.toString(), "--max-connections", "10", "--max-sessions", "5",
                 "--max-sessions-per-client", "2", "--max-calls-per-connection", "3", "--idle-timeout", "7", "--max-message", "64KiB",
                 "--memory-budget", "2GiB");
-        dev.gdsloader.service.ServerLimits l = c.limits();
+        dev.gdsloader.service.server.ServerLimits l = c.limits();
         assertEquals("connections 10, sessions 5, sessions per client 2, calls per connection 3, idle timeout 7000 ms, largest "
                 + "message 65536 B, memory budget 2147483648 B", l.toString());
-        assertEquals(dev.gdsloader.service.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
+        assertEquals(dev.gdsloader.service.server.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
         CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--max-sessions", "0");
         assertEquals(2, r.exitCode(), r.toString());
         assertEquals("gdsloader serve: --max-sessions must be 1..2147483647, got 0", r.err().strip(), r.toString());
@@ -186,7 +186,7 @@ class ServeCommandTest {
 
     /**
      * Every limit flag's refusal is one line naming the option as typed, the value given and what it allows, in the
-     * option's terms (not {@link dev.gdsloader.service.ServerLimits}' field names such as {@code maxMessageBytes}); a new
+     * option's terms (not {@link dev.gdsloader.service.server.ServerLimits}' field names such as {@code maxMessageBytes}); a new
      * user's {@code --max-message 0} got {@code limit maxMessageBytes must be > 0}, and a number past an int got the int's
      * range, negatives included.
      */

@@ -16,11 +16,9 @@ public final class CudaEvent extends NativeResource {
     /** {@link #elapsedNanos}'s out parameter, reused: a per-batch timing allocates nothing. */
     private final float[] elapsedMillis = new float[1];
 
-    private CudaEvent(boolean timed) {
+    private CudaEvent(boolean timed, int flags, String call) {
         this.timed = timed;
-        int flags = timed ? JCuda.cudaEventBlockingSync : JCuda.cudaEventDisableTiming | JCuda.cudaEventBlockingSync;
-        Cuda.check(JCuda.cudaEventCreateWithFlags(event, flags), timed ? "cudaEventCreateWithFlags(cudaEventBlockingSync)"
-                : "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventBlockingSync)");
+        Cuda.check(JCuda.cudaEventCreateWithFlags(event, flags), call);
         trackLeaks();
     }
 
@@ -32,7 +30,8 @@ public final class CudaEvent extends NativeResource {
      */
     public static CudaEvent create() {
         Cuda.ensure();
-        return new CudaEvent(false);
+        return new CudaEvent(false, JCuda.cudaEventDisableTiming | JCuda.cudaEventBlockingSync,
+                "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventBlockingSync)");
     }
 
     /**
@@ -44,7 +43,20 @@ public final class CudaEvent extends NativeResource {
      */
     public static CudaEvent createTimed() {
         Cuda.ensure();
-        return new CudaEvent(true);
+        return new CudaEvent(true, JCuda.cudaEventBlockingSync, "cudaEventCreateWithFlags(cudaEventBlockingSync)");
+    }
+
+    /**
+     * Creates an event another process can open and wait on ({@code cudaEventDisableTiming | cudaEventInterprocess};
+     * its handle: {@link CudaIpc#eventHandle}). A host wait on it spins (interprocess events cannot be blocking-sync).
+     *
+     * @return the event, owned by the caller
+     * @throws CudaException if CUDA is unavailable or the driver refuses interprocess events
+     */
+    public static CudaEvent createInterprocess() {
+        Cuda.ensure();
+        return new CudaEvent(false, JCuda.cudaEventDisableTiming | JCuda.cudaEventInterprocess,
+                "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventInterprocess)");
     }
 
     /**

@@ -232,7 +232,7 @@ public final class HostRegistration implements AutoCloseable {
     }
 
     /** The driver functions, bound once; absent where {@code libcuda.so.1} is not there. */
-    private static final class Driver {
+    static final class Driver {
         private static final MethodHandle REGISTER;
         private static final MethodHandle UNREGISTER;
         private static final MethodHandle DEVICE_POINTER;

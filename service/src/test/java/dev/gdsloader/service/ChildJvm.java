@@ -16,13 +16,13 @@ import java.util.concurrent.TimeUnit;
  * Runs {@link IpcChild} in a child JVM (CUDA IPC handles cannot be opened in the process that made them) on
  * this JVM's class path, and collects its exit status and output.
  */
-final class ChildJvm {
+public final class ChildJvm {
     /**
      * @param exitValue exit status, or -1 if it was killed at the timeout
      * @param stdout its standard output, by line
      * @param stderr its standard error
      */
-    record Result(int exitValue, List<String> stdout, String stderr) {
+    public record Result(int exitValue, List<String> stdout, String stderr) {
     }
 
     private ChildJvm() {
@@ -35,7 +35,7 @@ final class ChildJvm {
      * @return how it ended
      * @throws Exception if it cannot be started or its output read
      */
-    static Result runIpcChild(Path dir, long timeoutSeconds, String... args) throws Exception {
+    public static Result runIpcChild(Path dir, long timeoutSeconds, String... args) throws Exception {
         Path out = Files.createTempFile(dir, "child", ".out");
         Path err = Files.createTempFile(dir, "child", ".err");
         Process p = command(IpcChild.class, List.of(), args).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -55,7 +55,7 @@ final class ChildJvm {
      * @return a process builder for a child JVM with the project's JVM flags and this JVM's class path
      * @throws Exception if the class path cannot be read
      */
-    static ProcessBuilder command(Class<?> main, List<String> jvmOptions, String... args) throws Exception {
+    public static ProcessBuilder command(Class<?> main, List<String> jvmOptions, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "@" + Objects.requireNonNull(System.getProperty("gds.jvm.flags"),
                         "system property gds.jvm.flags: bin/jvm-flags (the root pom sets it)")));
@@ -70,7 +70,7 @@ final class ChildJvm {
      * jar) plus what URL class loaders above this class add (the JUnit console launcher's {@code --class-path},
      * as benchmarks/device/gpu-tests.sh runs it).
      */
-    static String classPath() throws Exception {
+    public static String classPath() throws Exception {
         LinkedHashSet<String> entries = new LinkedHashSet<>();
         for (ClassLoader l = IpcChild.class.getClassLoader(); l != null; l = l.getParent()) {
             if (l instanceof URLClassLoader u) {

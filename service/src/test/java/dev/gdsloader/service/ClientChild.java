@@ -1,6 +1,8 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
 import java.time.Duration;
 
 /**
@@ -8,7 +10,7 @@ import java.time.Duration;
  * on a loopback server, prints {@code reading}, and reads epochs until an exception ends {@code main} (exit status 1),
  * the client left open. The JVM must then exit.
  */
-final class ClientChild {
+public final class ClientChild {
     private ClientChild() {
     }
 

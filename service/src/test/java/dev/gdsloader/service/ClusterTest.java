@@ -1,16 +1,18 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.protocol.Delivery;
+import dev.gdsloader.service.protocol.Part;
+import dev.gdsloader.service.protocol.Protocol;
+import dev.gdsloader.service.protocol.Request;
+import dev.gdsloader.service.server.Cluster;
+import dev.gdsloader.service.server.PrefetchServer;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,6 +33,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * Several servers, each holding one part of a dataset ({@link Cluster}; issue 12, "More than one machine"): three real

@@ -1,6 +1,11 @@
 package dev.gdsloader.service;
 
+import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.client.RemoteColumn;
+import dev.gdsloader.service.protocol.Delivery;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.stream.Collectors;
@@ -10,9 +15,11 @@ import java.util.stream.Collectors;
  * process that created it ({@code cudaIpcOpenMemHandle}, CUDA Runtime API), so the server (test JVM) and this
  * client must be two processes. Opens a CUDA_IPC session, downloads every column of every batch from the mapped
  * GPU memory and prints, per batch, {@code B epoch index rec,rec,...} and per column {@code C name bytes crc32};
- * {@code DONE delivery} at the end.
+ * {@code DONE delivery} at the end. Epoch 0 ends each batch with {@code close()} (the host waits of a caller that
+ * passes no stream); the later epochs are stream-ordered: {@code awaitOn(stream)} before reading, {@code
+ * release(stream)} after (the server reuses the slot after the client's release event).
  */
-final class IpcChild {
+public final class IpcChild {
     private IpcChild() {
     }
 
@@ -23,11 +30,15 @@ final class IpcChild {
     public static void main(String[] args) throws Exception {
         try (PrefetchClient c = PrefetchClient.builder(args[0], Integer.parseInt(args[1])).dataset(args[2])
                 .batchSize(Integer.parseInt(args[3])).path(ReadPath.valueOf(args[4])).delivery(Delivery.CUDA_IPC)
-                .prefetchDepth(3).timeout(Duration.ofSeconds(60)).open()) {
+                .prefetchDepth(3).timeout(Duration.ofSeconds(60)).open(); CudaStream stream = CudaStream.create()) {
             int epochs = Integer.parseInt(args[5]);
             for (int e = 0; e < epochs; e++) {
                 for (RemoteBatch b : c) {
-                    try (b) {
+                    boolean ordered = e > 0;
+                    if (ordered) {
+                        b.awaitOn(stream);
+                    }
+                    try {
                         System.out.println("B " + b.epoch() + " " + b.index() + " "
                                 + Arrays.stream(b.recordIndices()).mapToObj(Long::toString).collect(Collectors.joining(",")));
                         for (RemoteColumn col : b.columns()) {
@@ -35,6 +46,12 @@ final class IpcChild {
                                 throw new IllegalStateException(col + " is not a device mapping");
                             }
                             System.out.println("C " + col.name() + " " + col.bytes() + " " + ServiceShards.crc(col.toByteArray()));
+                        }
+                    } finally {
+                        if (ordered) {
+                            b.release(stream);
+                        } else {
+                            b.close();
                         }
                     }
                 }

@@ -18,7 +18,7 @@ import java.util.logging.Logger;
  * unreleased) into test failures: Netty logs through java.util.logging here, and a handler collects the reports.
  * Call {@link #install()} before Netty's first use; {@link #check()} after each test.
  */
-final class NettyLeaks {
+public final class NettyLeaks {
     private static final List<String> REPORTS = new CopyOnWriteArrayList<>();
     private static final Logger LEAK_LOGGER = Logger.getLogger(ResourceLeakDetector.class.getName());
     private static boolean installed;
@@ -26,7 +26,7 @@ final class NettyLeaks {
     private NettyLeaks() {
     }
 
-    static synchronized void install() {
+    public static synchronized void install() {
         if (installed) {
             return;
         }
@@ -52,10 +52,9 @@ final class NettyLeaks {
     }
 
     /** Collects garbage, makes the detector look (it reports on allocation), and fails on any report. */
-    static void check() throws InterruptedException {
+    public static void check() throws InterruptedException {
         for (int round = 0; round < 3; round++) {
-            System.gc();
-            Thread.sleep(50);
+            Await.collected();
             for (int i = 0; i < 100; i++) {
                 ByteBuf a = ByteBufAllocator.DEFAULT.directBuffer(16);
                 ByteBuf b = ByteBufAllocator.DEFAULT.heapBuffer(16);

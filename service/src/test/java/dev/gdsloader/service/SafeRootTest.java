@@ -1,15 +1,16 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
 import dev.gdsloader.formats.raw.RawWriter;
 import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.server.DatasetRoot;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,6 +19,12 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * Dataset names resolve under the server's root by real paths: a real server on loopback, real files and real

@@ -1,11 +1,11 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.protocol.BearerAuth;
+import dev.gdsloader.service.server.PrefetchServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -28,6 +28,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * Safe to expose: a non-loopback bind needs a bearer token; with a token every call without it (or with another) is

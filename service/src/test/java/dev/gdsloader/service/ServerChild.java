@@ -1,6 +1,9 @@
 package dev.gdsloader.service;
 
 import dev.gdsloader.memory.LeakDetector;
+import dev.gdsloader.service.server.Cluster;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +20,7 @@ import java.nio.file.Path;
  * {@code --memory-budget=BYTES --max-connections=N --max-sessions=N --max-sessions-per-client=N
  * --max-calls-per-connection=N --idle-timeout-ms=MS --max-message-bytes=BYTES}.
  */
-final class ServerChild {
+public final class ServerChild {
     private ServerChild() {
     }
 
@@ -49,13 +52,9 @@ final class ServerChild {
             System.out.println("port " + server.port());
             System.out.flush();
             while (in.readLine() != null) {
-                long deadline = System.nanoTime() + 15_000_000_000L;
-                while (server.sessions() > 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
+                Await.within(() -> server.sessions() == 0); // the line says how many are left
                 for (int i = 0; i < 5; i++) { // a batch or buffer dropped without being closed is reported at GC
-                    System.gc();
-                    Thread.sleep(100);
+                    Await.collected();
                 }
                 System.out.println("sessions " + server.sessions() + " leaks " + LeakDetector.leaksReported());
                 System.out.flush();

@@ -1,19 +1,15 @@
 package dev.gdsloader.service;
 
-import static dev.gdsloader.service.LoadAttacks.assertFast;
-import static dev.gdsloader.service.LoadAttacks.epochMaxWaitMillis;
-import static dev.gdsloader.service.LoadAttacks.wideTicket;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,6 +32,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static dev.gdsloader.service.LoadAttacks.readEpoch;
+import static dev.gdsloader.service.LoadAttacks.wideTicket;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * The server's resident set stays bounded under each exhaustion attack: a {@link ServerChild} in a child JVM with
@@ -108,6 +111,29 @@ class ServerRssTest {
         throw new IOException("/proc/" + child.pid() + "/status: no VmRSS line");
     }
 
+    /**
+     * Polls the child's RSS until it has not grown over {@value #STEADY_SAMPLES} samples in a row (a server that wrote
+     * as far as its rings and windows let it), within {@link Await#HANG}.
+     */
+    private void awaitRssSteady() {
+        long[] top = {0};
+        int[] flat = {0};
+        Await.until(() -> "the server's RSS steady (" + top[0] + " B at most so far)", () -> {
+            long now;
+            try {
+                now = rss();
+            } catch (IOException e) {
+                throw new AssertionError("the server child's RSS cannot be read", e);
+            }
+            flat[0] = now > top[0] ? 0 : flat[0] + 1;
+            top[0] = Math.max(top[0], now);
+            return flat[0] >= STEADY_SAMPLES;
+        });
+    }
+
+    /** Samples of an RSS that did not grow: {@link #awaitRssSteady}. */
+    private static final int STEADY_SAMPLES = 300;
+
     private interface Attack {
         /** Runs the attack against the child while {@code bystander} (open, warmed) reads beside it. */
         void run(PrefetchClient bystander) throws Exception;
@@ -120,17 +146,17 @@ class ServerRssTest {
     private void withinBudget(String name, Attack attack) throws Exception {
         assertTrue(child.isAlive(), "the server child died; stderr: " + stderr());
         try (PrefetchClient c = LoadAttacks.bystander(port).open()) {
-            epochMaxWaitMillis(c); // warm
+            readEpoch(c); // warm
             long before = rss();
             AtomicLong peak = new AtomicLong(before);
             Thread sampler = Thread.ofPlatform().daemon().start(() -> {
                 while (!Thread.currentThread().isInterrupted()) {
                     try {
                         peak.accumulateAndGet(rss(), Math::max);
-                        Thread.sleep(5);
-                    } catch (InterruptedException | IOException e) {
+                    } catch (IOException e) {
                         return;
                     }
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // a sample every 5 ms: a sampler, not a wait
                 }
             });
             try {
@@ -169,9 +195,9 @@ class ServerRssTest {
                             streams.add(s);
                         }
                     }
-                    Thread.sleep(1_000); // the server writes on as far as it may
-                    assertFast(epochMaxWaitMillis(c));
-                    Thread.sleep(500);
+                    awaitRssSteady(); // the server writes on as far as it may
+                    readEpoch(c);
+                    awaitRssSteady();
                 } finally {
                     LoadAttacks.cancelAndClose(streams, clients);
                 }
@@ -198,7 +224,7 @@ class ServerRssTest {
                         assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.getMessage());
                         assertTrue(e.getMessage().startsWith("call limit reached: 3 calls at once on one connection"), e.getMessage());
                     }
-                    assertFast(epochMaxWaitMillis(c));
+                    readEpoch(c);
                 } finally {
                     LoadAttacks.cancelAndClose(streams, List.of(raw));
                 }
@@ -214,22 +240,8 @@ class ServerRssTest {
                 for (int i = 0; i < 30; i++) {
                     idle.add(new Socket("127.0.0.1", port));
                 }
-                Thread.sleep(300);
-                int refused = 0;
-                for (Socket s : idle) {
-                    s.setSoTimeout(200);
-                    try {
-                        byte[] got = s.getInputStream().readNBytes(256);
-                        if (new String(got, StandardCharsets.ISO_8859_1).contains("connection limit reached: " + CONNECTIONS
-                                + " connections at once")) {
-                            refused++;
-                        }
-                    } catch (SocketTimeoutException stillOpen) {
-                        // admitted (the server's SETTINGS only)
-                    }
-                }
-                assertTrue(refused >= 30 - CONNECTIONS, refused + " of 30 idle connections refused, limit " + CONNECTIONS);
-                assertFast(epochMaxWaitMillis(c));
+                LoadAttacks.awaitRefused(idle, "connection limit reached: " + CONNECTIONS + " connections at once", 30 - CONNECTIONS);
+                readEpoch(c);
             } finally {
                 for (Socket s : idle) {
                     s.close();
@@ -250,7 +262,7 @@ class ServerRssTest {
                         assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.status().code(), e.getMessage());
                         assertTrue(e.getMessage().contains(Integer.toString(MAX_MESSAGE)), e.getMessage());
                     }
-                    assertFast(epochMaxWaitMillis(c));
+                    readEpoch(c);
                 } finally {
                     raw.close();
                 }
@@ -267,7 +279,7 @@ class ServerRssTest {
                 } catch (IOException closed) {
                     // the server closed it on the frame header (over SETTINGS_MAX_FRAME_SIZE): refused all the same
                 }
-                assertFast(epochMaxWaitMillis(c));
+                readEpoch(c);
             }
         });
     }
@@ -285,7 +297,7 @@ class ServerRssTest {
                     assertEquals(FlightStatusCode.RESOURCE_EXHAUSTED, e.code(), e.getMessage());
                     assertTrue(e.getMessage().contains("memory budget " + BUDGET + " B"), e.getMessage());
                 }
-                assertFast(epochMaxWaitMillis(c));
+                readEpoch(c);
                 while (it.hasNext()) {
                     it.next().close();
                 }

@@ -1,14 +1,11 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.path.ReadPath;
-import java.nio.file.Path;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.protocol.Delivery;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -17,6 +14,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 
 /**
  * GPU delivery on a real GPU: the server (this JVM) lends its slot buffers as CUDA IPC handles to a client in a

@@ -13,19 +13,19 @@ import java.util.zip.CRC32;
  * Real {@code .npy} shards for service tests, written with the formats module's writer: column {@code x}
  * (uint8 [n, 20]) and column {@code y} (int32 [n]), each record's bytes a function of its global index.
  */
-final class ServiceShards {
-    static final int X_BYTES = 20;
+public final class ServiceShards {
+    public static final int X_BYTES = 20;
 
     private ServiceShards() {
     }
 
-    static byte xByte(long i, int j) {
+    public static byte xByte(long i, int j) {
         long h = (i + 1) * 0x9E3779B97F4A7C15L + j * 0xC2B2AE3D27D4EB4FL;
         return (byte) (h ^ (h >>> 29) ^ (h >>> 41));
     }
 
     /** @return the bytes of record {@code i} of column {@code column} */
-    static byte[] record(String column, long i) {
+    public static byte[] record(String column, long i) {
         if (column.equals("y")) {
             return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) (i * 3 + 1)).array();
         }
@@ -37,7 +37,7 @@ final class ServiceShards {
     }
 
     /** @return the expected bytes of a column for records {@code indices}, in order */
-    static byte[] expected(String column, long[] indices) {
+    public static byte[] expected(String column, long[] indices) {
         int w = column.equals("y") ? 4 : X_BYTES;
         ByteBuffer out = ByteBuffer.allocate(indices.length * w);
         for (long i : indices) {
@@ -46,14 +46,14 @@ final class ServiceShards {
         return out.array();
     }
 
-    static long crc(byte[] b) {
+    public static long crc(byte[] b) {
         CRC32 c = new CRC32();
         c.update(b);
         return c.getValue();
     }
 
     /** Writes the dataset into {@code dir} (created), shards of the given record counts; @return total records */
-    static long write(Path dir, int... shards) throws IOException {
+    public static long write(Path dir, int... shards) throws IOException {
         return writeFrom(dir, 0, shards);
     }
 
@@ -61,7 +61,7 @@ final class ServiceShards {
      * Like {@link #write}, its records being those of global indices {@code firstRecord, firstRecord + 1, ...} (one
      * cluster part of a larger dataset); @return the records written
      */
-    static long writeFrom(Path dir, long firstRecord, int... shards) throws IOException {
+    public static long writeFrom(Path dir, long firstRecord, int... shards) throws IOException {
         Files.createDirectories(dir);
         long first = firstRecord;
         for (int s = 0; s < shards.length; s++) {

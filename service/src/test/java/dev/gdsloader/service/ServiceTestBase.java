@@ -1,72 +1,79 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.client.RemoteColumn;
+import dev.gdsloader.service.protocol.Delivery;
+import dev.gdsloader.service.server.PrefetchServer;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+
 /**
  * A real server on loopback over a dataset {@code train} of {@link #RECORDS} records in three real shards
  * ({@link ServiceShards}); after each test the server is closed and any Netty leak report fails the test.
  */
-abstract class ServiceTestBase {
-    static final int[] SHARDS = {37, 50, 13};
-    static final long RECORDS = 100;
+public abstract class ServiceTestBase {
+    protected static final int[] SHARDS = {37, 50, 13};
+    protected static final long RECORDS = 100;
 
     @TempDir
-    Path root;
-    PrefetchServer server;
+    protected Path root;
+    protected PrefetchServer server;
 
     @BeforeAll
-    static void leaks() {
+    protected static void leaks() {
         NettyLeaks.install();
     }
 
     @BeforeEach
-    void startServer() throws Exception {
+    protected void startServer() throws Exception {
         ServiceShards.write(root.resolve("train"), SHARDS);
         server = PrefetchServer.builder(root).start();
     }
 
     @AfterEach
-    void stopServer() throws Exception {
+    protected void stopServer() throws Exception {
         if (server != null) {
             server.close();
         }
         NettyLeaks.check();
     }
 
-    /** Waits up to 15 s for the server's session count to reach {@code n}. */
-    void awaitSessions(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (server.sessions() != n && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        if (server.sessions() != n) { // say where the sessions' threads are: a session that is not freed fails loudly
-            StringBuilder dump = new StringBuilder();
-            Thread.getAllStackTraces().forEach((t, st) -> {
-                if (t.getName().startsWith("gdsloader") || t.getName().contains("flight") || t.getName().contains("grpc")) {
-                    dump.append('\n').append(t.getName()).append(" ").append(t.getState());
-                    for (int i = 0; i < Math.min(12, st.length); i++) {
-                        dump.append("\n    at ").append(st[i]);
-                    }
+    /**
+     * Waits for the server's session count to reach {@code n} ({@link Await#HANG}); a session that is not freed fails
+     * loudly, saying where the sessions' threads are.
+     */
+    protected void awaitSessions(int n) {
+        Await.until(() -> server.sessions() + " sessions still holding a loader, " + n + " expected; threads:" + threads(),
+                () -> server.sessions() == n);
+    }
+
+    private static String threads() {
+        StringBuilder dump = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, st) -> {
+            if (t.getName().startsWith("gdsloader") || t.getName().contains("flight") || t.getName().contains("grpc")) {
+                dump.append('\n').append(t.getName()).append(" ").append(t.getState());
+                for (int i = 0; i < Math.min(12, st.length); i++) {
+                    dump.append("\n    at ").append(st[i]);
                 }
-            });
-            assertEquals(n, server.sessions(), "sessions still holding a loader; threads:" + dump);
-        }
+            }
+        });
+        return dump.toString();
     }
 
     /** Every record of one epoch on one rank, checked byte for byte; @return the record indices seen, in order. */
-    static List<Long> epoch(PrefetchClient c, long expectedEpoch) {
+    protected static List<Long> epoch(PrefetchClient c, long expectedEpoch) {
         List<Long> seen = new ArrayList<>();
         long index = 0;
         for (RemoteBatch b : c) {
@@ -83,7 +90,7 @@ abstract class ServiceTestBase {
         return seen;
     }
 
-    static void checkBytes(RemoteBatch b) {
+    protected static void checkBytes(RemoteBatch b) {
         assertEquals(Delivery.HOST, b.delivery());
         long[] rec = b.recordIndices();
         RemoteColumn x = b.column("x");

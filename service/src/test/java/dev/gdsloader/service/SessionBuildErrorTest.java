@@ -1,14 +1,12 @@
 package dev.gdsloader.service;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.PrefetchServiceException;
+import dev.gdsloader.service.client.RemoteBatch;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.Writer;
@@ -21,6 +19,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * A session in a real server with a small heap or little direct memory ({@link ServerChild}, run with a small heap or little

@@ -13,13 +13,12 @@ import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
-import dev.gdsloader.service.Delivery;
-import dev.gdsloader.service.IpcTrace;
-import dev.gdsloader.service.PrefetchClient;
-import dev.gdsloader.service.PrefetchServer;
-import dev.gdsloader.service.RemoteBatch;
-import dev.gdsloader.service.RemoteColumn;
-import dev.gdsloader.service.ServerLimits;
+import dev.gdsloader.service.client.PrefetchClient;
+import dev.gdsloader.service.client.RemoteBatch;
+import dev.gdsloader.service.client.RemoteColumn;
+import dev.gdsloader.service.protocol.Delivery;
+import dev.gdsloader.service.server.PrefetchServer;
+import dev.gdsloader.service.server.ServerLimits;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -87,7 +86,7 @@ public final class ServeBench {
      * @param python the Python client command (program and its first arguments), or empty to skip that row
      * @param timeout the longest wait for any batch, child process line or result
      * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
-     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@link IpcTrace}, {@code --trace})
+     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@code --trace})
      * @param ipcEpochs measured epochs of the two CUDA IPC rows ({@code ipc-in-process}, {@code ipc}), each after one
      *     warm-up epoch ({@code --ipc-epochs}, default {@code epochs}): an epoch of CUDA IPC lasts a fraction of a second,
      *     mostly the JIT's warm-up of the exchange's per-batch code unless more epochs are measured
@@ -127,7 +126,7 @@ public final class ServeBench {
      * @param ratioTo the row this one is compared with, or null
      * @param acceptance issue 12's bound for the ratio, e.g. {@code >= 0.5}, or null
      * @param skipped why the row was not measured, or null
-     * @param trace per-batch latency summary lines ({@link IpcTrace}; the {@code ipc} row with {@code --trace}), or empty
+     * @param trace per-batch latency summary lines (the {@code ipc} row with {@code --trace}), or empty
      */
     public record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
                double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
@@ -201,7 +200,7 @@ public final class ServeBench {
      * @return the rows in order: loopback, host-1, host-N..., ipc-in-process, ipc, python
      * @throws IOException if the dataset cannot be opened, the server cannot start, a socket or a child fails
      * @throws InterruptedException if interrupted
-     * @throws dev.gdsloader.service.PrefetchServiceException if the server refuses a stream or a wait times out
+     * @throws dev.gdsloader.service.client.PrefetchServiceException if the server refuses a stream or a wait times out
      */
     public static List<Row> run(Config c, PrintStream log) throws IOException, InterruptedException {
         Path data = c.data().toAbsolutePath().normalize();
@@ -210,7 +209,7 @@ public final class ServeBench {
                     + "names the dataset by the directory's name)");
         }
         try { // the server's own refusal would point at serve's --allow-system-root, which serve-bench does not take
-            dev.gdsloader.service.DatasetRoot.of(data.getParent(), false);
+            dev.gdsloader.service.server.DatasetRoot.of(data.getParent(), false);
         } catch (IOException e) {
             // the parent is a directory (data is one): the refusal is a system directory, as given or where it leads
             throw new IllegalArgumentException(c.data() + ": serve-bench serves the dataset's parent directory, "
@@ -391,27 +390,9 @@ public final class ServeBench {
         Row inRow = row("ipc-in-process", inWhat + " (path taken " + in.pathTaken() + ")", in, null, null);
         rows.add(inRow);
         log.println("serve-bench: CUDA IPC to a child JVM" + (c.trace() ? ", per-batch trace on" : "") + " ...");
-        String before = System.getProperty(IpcTrace.PROPERTY);
-        if (c.trace()) {
-            System.setProperty(IpcTrace.PROPERTY, "true"); // read by the server's exchange when the child opens it
-        }
-        Moved child;
+        Moved child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout());
         List<String> trace = new ArrayList<>();
-        try {
-            IpcTrace.drainPublished(); // earlier exchanges' lines
-            child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout(), c.trace());
-            if (c.trace()) {
-                awaitIdle(server, log); // the exchange publishes its last epoch's trace before it frees the session
-            }
-            trace.addAll(IpcTrace.drainPublished()); // "epoch E: server session N STAGE: ..."
-            child.trace().forEach(l -> trace.add("child JVM, " + l));
-        } finally {
-            if (before == null) {
-                System.clearProperty(IpcTrace.PROPERTY);
-            } else {
-                System.setProperty(IpcTrace.PROPERTY, before);
-            }
-        }
+        child.trace().forEach(l -> trace.add("child JVM, " + l));
         rows.add(row("ipc", ipcWhat + " (path taken " + child.pathTaken() + ")", child, "ipc-in-process", ">= 0.9")
                 .against(inRow).withTrace(trace));
     }
@@ -442,14 +423,11 @@ public final class ServeBench {
         }
     }
 
-    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout, boolean trace)
+    private static Moved ipcChild(int port, String name, LoaderOptions options, int epochs, Duration timeout)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments()); // the JVM flags this JVM runs with
-        if (trace) {
-            cmd.add("-D" + IpcTrace.PROPERTY + "=true"); // after them: it wins over a -D...=false among them
-        }
         cmd.addAll(List.of("-cp", childClassPath(), ServeBenchIpcChild.class.getName(),
                 "127.0.0.1", Integer.toString(port), name, options.toJson(), Integer.toString(epochs),
                 Long.toString(timeout.toSeconds())));

@@ -44,10 +44,10 @@ class ServeBenchTest {
 
     @Test
     void theBenchServerAdmitsTwoSessionsPerClientOfTheLargestRow() {
-        dev.gdsloader.service.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
+        dev.gdsloader.service.server.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
         assertEquals(64, l.sessionsPerClient()); // each client's GetFlightInfo session and its stream's, at once
         assertTrue(l.sessions() >= 64 && l.connections() >= 72, l.toString());
-        assertEquals(dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
+        assertEquals(dev.gdsloader.service.server.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
                 .sessionsPerClient());
     }
 

@@ -1,0 +1,43 @@
+package dev.gdsloader.service.protocol;
+
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+
+/**
+ * The Flight status codes of the protocol (service/README.md, "Errors"), as both sides read them. A server answers
+ * INVALID_ARGUMENT (a bad request or option, an unreadable dataset), NOT_FOUND (no such dataset), PERMISSION_DENIED
+ * (Flight's UNAUTHORIZED: a dataset name refused), UNAUTHENTICATED (no or another bearer token), RESOURCE_EXHAUSTED (a
+ * memory budget or limit), UNAVAILABLE (shutting down: {@value #SHUTTING_DOWN}, or a cluster member unreachable) and
+ * INTERNAL (anything else), each with a one-line message. A client retries UNAVAILABLE, INTERNAL and UNKNOWN (a server
+ * gone or restarting: {@link #retryable}) and no other. Stateless; thread-safe.
+ */
+public final class ErrorCodes {
+    /** Prefix of the UNAVAILABLE message a closing server sends its streams. */
+    public static final String SHUTTING_DOWN = "server shutting down";
+
+    private ErrorCodes() {
+    }
+
+    /**
+     * @param code a call's status code
+     * @return true for the codes a client reconnects and resumes after (UNAVAILABLE, INTERNAL, UNKNOWN: a server killed,
+     *     restarting or shutting down), false for refusals
+     */
+    public static boolean retryable(FlightStatusCode code) {
+        return code == FlightStatusCode.UNAVAILABLE || code == FlightStatusCode.INTERNAL || code == FlightStatusCode.UNKNOWN;
+    }
+
+    /**
+     * @param e a failed call
+     * @return its status message, with the transport's own reason (the root cause's message) where gRPC says only
+     *     e.g. "io exception"
+     */
+    public static String withCause(FlightRuntimeException e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        String why = c == e ? null : c.getMessage();
+        return why == null || why.isBlank() || e.getMessage().contains(why) ? e.getMessage() : e.getMessage() + ": " + why;
+    }
+}

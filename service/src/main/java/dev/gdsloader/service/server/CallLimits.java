@@ -1,0 +1,145 @@
+package dev.gdsloader.service.server;
+
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The per-call limits of {@link ServerLimits}, as a gRPC server interceptor in front of every Flight RPC: sessions
+ * (DoGet and DoExchange calls in progress) on the server and per client address, and calls of any kind in progress
+ * per connection. A call beyond one of them is closed at once with RESOURCE_EXHAUSTED naming the limit and its value
+ * (e.g. {@code session limit reached: 64 streams at once on this server (ServerLimits.sessions, serve --max-sessions)});
+ * the producer never sees it. A call counts from its start until gRPC reports it complete or cancelled. Also tells
+ * {@link ConnectionGuard} whether a connection has a call in progress. Thread-safe.
+ */
+final class CallLimits implements ServerInterceptor {
+    private final ServerLimits limits;
+    private final Counts<String> sessions = new Counts<>();
+    private final Counts<InetAddress> perClient = new Counts<>();
+    private final Counts<SocketAddress> perConnection = new Counts<>();
+
+    CallLimits(ServerLimits limits) {
+        this.limits = limits;
+    }
+
+    /** @return sessions (streams) in progress, as counted here */
+    int sessionsInProgress() {
+        return sessions.get("server");
+    }
+
+    /**
+     * @param remote a connection's remote address
+     * @return calls in progress on it
+     */
+    int callsOn(SocketAddress remote) {
+        return perConnection.get(remote);
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        String method = call.getMethodDescriptor().getBareMethodName();
+        boolean session = "DoGet".equals(method) || "DoExchange".equals(method);
+        List<Runnable> undo = new ArrayList<>(3);
+        String refusal = null;
+        if (remote != null) {
+            if (perConnection.tryAdd(remote, limits.callsPerConnection())) {
+                undo.add(() -> perConnection.remove(remote));
+            } else {
+                refusal = "call limit reached: " + limits.callsPerConnection() + " calls at once on one connection "
+                        + "(ServerLimits.callsPerConnection, serve --max-calls-per-connection)";
+            }
+        }
+        if (refusal == null && session) {
+            if (sessions.tryAdd("server", limits.sessions())) {
+                undo.add(() -> sessions.remove("server"));
+                InetAddress client = remote instanceof InetSocketAddress a ? a.getAddress() : null;
+                if (client != null) {
+                    if (perClient.tryAdd(client, limits.sessionsPerClient())) {
+                        undo.add(() -> perClient.remove(client));
+                    } else {
+                        refusal = "session limit reached: " + limits.sessionsPerClient() + " streams at once from one client ("
+                                + client.getHostAddress() + ") (ServerLimits.sessionsPerClient, serve --max-sessions-per-client)";
+                    }
+                }
+            } else {
+                refusal = "session limit reached: " + limits.sessions() + " streams at once on this server "
+                        + "(ServerLimits.sessions, serve --max-sessions)";
+            }
+        }
+        AtomicBoolean released = new AtomicBoolean();
+        Runnable release = () -> {
+            if (released.compareAndSet(false, true)) {
+                undo.forEach(Runnable::run);
+            }
+        };
+        if (refusal != null) {
+            release.run();
+            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusal), new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
+        ServerCall.Listener<Q> listener;
+        try {
+            listener = next.startCall(call, headers);
+        } catch (RuntimeException | Error e) {
+            release.run();
+            throw e;
+        }
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+            @Override
+            public void onComplete() {
+                try {
+                    super.onComplete();
+                } finally {
+                    release.run();
+                }
+            }
+
+            @Override
+            public void onCancel() {
+                try {
+                    super.onCancel();
+                } finally {
+                    release.run();
+                }
+            }
+        };
+    }
+
+    /** Counters by key; a key at 0 is removed. */
+    private static final class Counts<K> {
+        private final ConcurrentHashMap<K, Integer> counts = new ConcurrentHashMap<>();
+
+        int get(K key) {
+            return counts.getOrDefault(key, 0);
+        }
+
+        boolean tryAdd(K key, int limit) {
+            boolean[] added = {false};
+            counts.compute(key, (k, n) -> {
+                int have = n == null ? 0 : n;
+                if (have >= limit) {
+                    return n;
+                }
+                added[0] = true;
+                return have + 1;
+            });
+            return added[0];
+        }
+
+        void remove(K key) {
+            counts.computeIfPresent(key, (k, n) -> n <= 1 ? null : n - 1);
+        }
+    }
+}
