@@ -80,6 +80,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /** @return the host address of the first byte */
+    @Override
     public long address() {
         checkOpen();
         return segment.address();
@@ -102,6 +103,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /** @return size in bytes */
+    @Override
     public long size() {
         return size;
     }
@@ -120,6 +122,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
      * @return a JCuda pointer to {@code address() + offset}
      * @throws IndexOutOfBoundsException if offset is outside {@code [0, size]}
      */
+    @Override
     public Pointer pointer(long offset) {
         checkOpen();
         if (offset < 0 || offset > size) {
