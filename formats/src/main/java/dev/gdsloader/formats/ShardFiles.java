@@ -82,7 +82,7 @@ public final class ShardFiles {
      */
     public static boolean isLinkLoop(Path file) {
         try {
-            file.toRealPath();
+            var _ = file.toRealPath(); // for its ELOOP only
             return false;
         } catch (FileSystemException e) {
             return isLoopReason(e.getReason());
