@@ -72,7 +72,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         }
     }
 
-    private final Dataset dataset;
     private final EpochOrder order;
     private final int batchSize;
     private final long firstBatch;
@@ -108,7 +107,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
                   Executor pool, long ioTimeoutNanos, java.util.function.IntConsumer beforeRefill) {
         this.beforeRefill = beforeRefill;
-        this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
         this.firstBatch = firstBatch;
@@ -175,7 +173,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 try {
                     while (next == null) {
                         next = ready.poll(50, TimeUnit.MILLISECONDS);
-                        if (next == null && (stopped || readerDone && ready.isEmpty())) {
+                        if (next == null && (stopped || (readerDone && ready.isEmpty()))) {
                             next = END; // the loader closed, or the reader stopped (timed out, failed) and left nothing more
                         }
                     }

@@ -103,6 +103,7 @@ class StagedEnginesOnHostTest {
         BOUNCE_ON_HOST(BounceEngine::onHost),
         HOST(HostEngine::new);
 
+        @SuppressWarnings("ImmutableEnumChecker") // constructor references: stateless
         final BiFunction<Dataset, EngineConfig, IoEngine> make;
 
         Kind(BiFunction<Dataset, EngineConfig, IoEngine> make) {
@@ -159,7 +160,7 @@ class StagedEnginesOnHostTest {
     void aBounceBatchOfSmallRecordsIsReadInGroupsNotOneTaskPerRecord() throws Exception {
         Dataset ds = Dataset.open(npy).select(List.of("small"));
         try (IoEngine engine = BounceEngine.onHost(ds, new EngineConfig(MAX_IO, false, 0))) {
-            Fixture f = fixture(engine, ds, Shuffle.GLOBAL, RECORDS);
+            Fixture f = fixture(ds, Shuffle.GLOBAL, RECORDS);
             try (SlotMemory slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
                 SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
                 ReadPlanner.planInto(ds, f.sampler.order(0), 0, RECORDS, f.plan);
@@ -178,10 +179,11 @@ class StagedEnginesOnHostTest {
         void check(EpochOrder order, int from, int records, Column column, MemorySegment view);
     }
 
+    @SuppressWarnings("ArrayRecordComponent") // a test's fixture, never compared
     private record Fixture(Sampler sampler, int[] maxPieces, SlotLayout layout, SlotPlan plan) {
     }
 
-    private static Fixture fixture(IoEngine engine, Dataset ds, Shuffle shuffle, int batch) {
+    private static Fixture fixture(Dataset ds, Shuffle shuffle, int batch) {
         long[] shardRecords = ds.columns().get(0).shards().stream().mapToLong(r -> r.recordCount()).toArray();
         Sampler sampler = new Sampler(new SamplerOptions(shuffle, 5, batch, 0, 1, Partition.EXACT_ONCE, false),
                 shardRecords, batch);
@@ -198,7 +200,7 @@ class StagedEnginesOnHostTest {
             throws Exception {
         int checked = 0;
         try (IoEngine engine = kind.make.apply(ds, new EngineConfig(MAX_IO, direct, 0))) {
-            Fixture f = fixture(engine, ds, shuffle, batch);
+            Fixture f = fixture(ds, shuffle, batch);
             EpochOrder order = f.sampler.order(1);
             try (SlotMemory slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
                 SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
