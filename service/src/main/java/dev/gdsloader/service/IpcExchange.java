@@ -54,7 +54,7 @@ final class IpcExchange {
     private final Object monitor = new Object();
     /** Batches lent to the client by id; guarded by {@link #monitor}. */
     private final Map<Long, Batch> lent = new LinkedHashMap<>();
-    private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
+    private final IdentityHashMap<DeviceBuffer, String> handles = new IdentityHashMap<>();
     /** Interprocess events of lent batches, by id; guarded by {@link #monitor}. */
     private final Map<Long, CudaIpc.EventPool.Event> lentEvents = new LinkedHashMap<>();
     /** Null where the driver refuses interprocess events: then each batch is synchronized before it is sent. */
@@ -159,7 +159,7 @@ final class IpcExchange {
                     } else if (ready != null) {
                         ready.synchronize(); // the batch is complete on the device when the client gets it
                     }
-                    meta = metadata(b, id, loader, device, event);
+                    meta = metadata(b, id, loader, event);
                     int rows = b.records();
                     records.allocateNew(rows);
                     padding.allocateNew(rows);
@@ -228,7 +228,7 @@ final class IpcExchange {
         }
     }
 
-    private ObjectNode metadata(Batch b, long id, GdsLoader loader, int device, CudaIpc.EventPool.Event event) {
+    private ObjectNode metadata(Batch b, long id, GdsLoader loader, CudaIpc.EventPool.Event event) {
         ObjectNode n = Protocol.JSON.createObjectNode();
         n.put("id", id);
         n.put("epoch", b.epoch());

@@ -439,14 +439,17 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         /** @return {@code s} as a reader */
         static Reader of(FlightStream s) {
             return new Reader() {
+                @Override
                 public boolean next() {
                     return s.next();
                 }
 
+                @Override
                 public VectorSchemaRoot root() {
                     return s.getRoot();
                 }
 
+                @Override
                 public byte[] metadata() {
                     ArrowBuf m = s.getLatestMetadata();
                     if (m == null) {
@@ -457,10 +460,12 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
                     return bytes;
                 }
 
+                @Override
                 public void cancel(String why) {
                     s.cancel(why, null);
                 }
 
+                @Override
                 public void close() {
                     try {
                         s.close();
@@ -497,11 +502,13 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
      * @param last the last one
      * @return what retrying met, for the error thrown when it gives up: the first failure, then the last if it differs
      */
+    @SuppressWarnings("ReferenceEquality") // the same exception object, not an equal one
     static String gaveUp(FlightRuntimeException first, FlightRuntimeException last) {
         return first == last ? withCause(last) : withCause(first) + "; then " + withCause(last);
     }
 
     /** @return the status message, with the transport's own reason when gRPC says only "io exception" */
+    @SuppressWarnings("ReferenceEquality") // a cause chain ends where a cause is itself: the same object
     static String withCause(FlightRuntimeException e) {
         Throwable c = e;
         while (c.getCause() != null && c.getCause() != c) {

@@ -12,6 +12,7 @@ import dev.gdsloader.memory.MemoryKind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -94,7 +95,7 @@ class LimitsTest {
 
     /** A raw socket: writes {@code bytes} and holds; @return the time until the server closed it, ms. */
     private long heldUntilClosedMillis(byte[] bytes) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+        try (Socket s = new Socket(InetAddress.ofLiteral("127.0.0.1"), server.port())) {
             s.getOutputStream().write(bytes);
             s.getOutputStream().flush();
             s.setSoTimeout(10_000);
@@ -250,7 +251,7 @@ class LimitsTest {
             List<Socket> idle = new ArrayList<>();
             try {
                 for (int i = 0; i < 30; i++) {
-                    idle.add(new Socket("127.0.0.1", server.port()));
+                    idle.add(new Socket(InetAddress.ofLiteral("127.0.0.1"), server.port()));
                 }
                 Thread.sleep(200);
                 assertEquals(12, server.guard().connections(), "connections held open");
