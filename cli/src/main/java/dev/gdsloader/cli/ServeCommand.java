@@ -86,6 +86,7 @@ final class ServeCommand implements Callable<Integer> {
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
     private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
     /** For a value beyond an int; a given one is checked against --cluster's members, 0..size-1. */
+    @SuppressWarnings("UnusedVariable") // read through reflection: Checks names this range in picocli's int overflow
     private static final Checks.Range CLUSTER_INDEX = new Checks.Range("--cluster-index", 0, Integer.MAX_VALUE);
     private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
 

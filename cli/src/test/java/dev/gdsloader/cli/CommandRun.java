@@ -25,8 +25,8 @@ record CommandRun(int exitCode, String out, String err) {
         System.setOut(outStream);
         try {
             CommandLine cl = new CommandLine(command);
-            cl.setOut(new PrintWriter(outStream, true));
-            cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
+            cl.setOut(new PrintWriter(outStream, true, StandardCharsets.UTF_8));
+            cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true, StandardCharsets.UTF_8));
             cl.setExecutionExceptionHandler(GdsLoaderMain::failed); // as the real main: one line, exit 2
             cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
             cl.setExpandAtFiles(false); // as the real main: "@FILE" is an option's value
