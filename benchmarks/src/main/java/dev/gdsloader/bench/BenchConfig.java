@@ -1,7 +1,7 @@
 package dev.gdsloader.bench;
 
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Path;
 import java.util.List;
 

@@ -1,7 +1,7 @@
 package dev.gdsloader.bench;
 
-import dev.gdsloader.loader.PathTaken;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 
 /**
  * One path's result over all rounds of a run.

@@ -6,7 +6,7 @@ import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderStats;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.formats.RecordLayout;

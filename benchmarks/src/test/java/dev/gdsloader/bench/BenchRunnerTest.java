@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.PathTaken;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;

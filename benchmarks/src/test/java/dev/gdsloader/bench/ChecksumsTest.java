@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.formats.npy.NpyShard;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ReadPlanner;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gdsloader.loader.PathTaken;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

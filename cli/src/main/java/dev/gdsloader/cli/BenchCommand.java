@@ -23,7 +23,7 @@ import picocli.CommandLine.Parameters;
         description = "Load a dataset through every available path (MAPPED, GDS, BOUNCE, HOST), verify every batch, "
                 + "and print GB/s (1e9 bytes/s) per path next to the raw O_DIRECT read ceiling. "
                 + "Without DATA it generates ~1 GiB of shards in a temporary directory and deletes them afterwards.")
-final class BenchCommand implements Callable<Integer> {
+final class BenchCommand implements Callable<Integer>, RangedOptions {
     @Parameters(arity = "0..1", description = "dataset directory: shards of any format the loader reads (npy, npz, raw, "
             + "safetensors, arrow), or a dataset.json's directory (default: generated .npy shards)")
     Path data;
@@ -46,6 +46,11 @@ final class BenchCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return BenchOptions.RANGES;
+    }
 
     @Override
     public Integer call() throws IOException {

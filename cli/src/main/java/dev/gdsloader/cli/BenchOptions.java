@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.BenchConfig;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.nio.file.Path;
@@ -19,6 +19,8 @@ final class BenchOptions {
     static final Checks.Range DEPTH = new Checks.Range("--depth", 1, LoaderOptions.MAX_PREFETCH_DEPTH);
     /** Declared so that a value beyond an int names this range ({@link BenchConfig} checks it). */
     static final Checks.Range ROUNDS = new Checks.Range("--rounds", 1, dev.gdsloader.bench.BenchConfig.MAX_ROUNDS);
+    /** The ranges above, for the commands that hold these options ({@link RangedOptions#ranges()}). */
+    static final List<Checks.Range> RANGES = List.of(THREADS, DEPTH, ROUNDS);
 
     @Option(names = "--paths", split = ",", description = "paths to run: MAPPED, GDS, BOUNCE, HOST (default: all available)")
     List<ReadPath> paths = List.of();

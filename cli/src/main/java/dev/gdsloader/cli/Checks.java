@@ -48,10 +48,14 @@ final class Checks {
     /** Records per batch, as every command taking {@code --batch-size} allows it. */
     static final Range BATCH_SIZE = new Range("--batch-size", 1, Integer.MAX_VALUE);
 
+    /** The ranges of options many commands share, the same in each: {@link #MEMORY_BUDGET}, {@link #BATCH_SIZE}. */
+    static final java.util.List<Range> SHARED_RANGES = java.util.List.of(MEMORY_BUDGET, BATCH_SIZE);
+
     /**
      * The whole numbers an option allows, declared once as a static field of the command (or of a mixin it holds, or
-     * here for options many commands share) so that the command's own check and the usage message for a value that
-     * does not even fit the option's Java type ({@code --threads 99999999999}) name the same range.
+     * here for options many commands share) and listed by the command's {@link RangedOptions#ranges()}, so that the
+     * command's own check and the usage message for a value that does not even fit the option's Java type
+     * ({@code --threads 99999999999}) name the same range.
      *
      * @param option the option's name, e.g. {@code --threads}
      * @param min smallest allowed
@@ -90,35 +94,16 @@ final class Checks {
         /**
          * @param command a picocli command object
          * @param option an option's name
-         * @return the range declared for that option by the command's class, the classes of its fields (mixins), or
-         *     {@link Checks}; empty if none is
+         * @return the range the command declares for that option ({@link RangedOptions}), else the one in
+         *     {@link Checks#SHARED_RANGES}; empty if neither has one
          */
         static java.util.Optional<Range> declared(Object command, String option) {
-            java.util.List<Class<?>> classes = new java.util.ArrayList<>();
-            if (command != null) {
-                classes.add(command.getClass());
-                for (java.lang.reflect.Field f : command.getClass().getDeclaredFields()) {
-                    if (f.getType().getPackageName().equals(Checks.class.getPackageName())) {
-                        classes.add(f.getType());
-                    }
-                }
+            java.util.List<Range> ranges = new java.util.ArrayList<>();
+            if (command instanceof RangedOptions r) {
+                ranges.addAll(r.ranges());
             }
-            classes.add(Checks.class);
-            for (Class<?> c : classes) {
-                for (java.lang.reflect.Field f : c.getDeclaredFields()) {
-                    if (f.getType() == Range.class && java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
-                        try {
-                            f.setAccessible(true);
-                            if (f.get(null) instanceof Range r && r.option().equals(option)) {
-                                return java.util.Optional.of(r);
-                            }
-                        } catch (ReflectiveOperationException | RuntimeException e) {
-                            // not readable: no declared range from this field
-                        }
-                    }
-                }
-            }
-            return java.util.Optional.empty();
+            ranges.addAll(SHARED_RANGES);
+            return ranges.stream().filter(r -> r.option().equals(option)).findFirst();
         }
     }
 
@@ -163,30 +148,6 @@ final class Checks {
         if (need > usable) {
             throw new IllegalArgumentException("not enough free space: " + ByteSize.format(bytes) + " of data (with margin "
                     + ByteSize.format(need) + ") but only " + ByteSize.format(usable) + " free in " + at);
-        }
-    }
-
-    /**
-     * Refuses an output directory that cannot be created or written, before the work whose results go there.
-     *
-     * @param option the option's name, e.g. {@code --out}
-     * @param dir the directory (need not exist)
-     * @throws IllegalArgumentException naming the option and the directory
-     */
-    static void writableDir(String option, Path dir) {
-        if (Files.exists(dir)) {
-            if (!Files.isDirectory(dir)) {
-                throw new IllegalArgumentException(option + " " + dir + ": not a directory");
-            }
-            if (!Files.isWritable(dir)) {
-                throw new IllegalArgumentException(option + " " + dir + ": not writable");
-            }
-            return;
-        }
-        Path at = nearestExisting(dir);
-        if (!Files.isDirectory(at) || !Files.isWritable(at)) {
-            throw new IllegalArgumentException(option + " " + dir + ": cannot be created (" + at
-                    + (Files.isDirectory(at) ? " is not writable)" : " is not a directory)"));
         }
     }
 

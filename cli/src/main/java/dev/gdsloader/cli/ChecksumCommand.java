@@ -3,7 +3,7 @@ package dev.gdsloader.cli;
 import dev.gdsloader.loader.HostReadback;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Column;
 import java.nio.file.Path;
 import java.util.List;

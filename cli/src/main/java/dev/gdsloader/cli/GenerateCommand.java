@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
         description = "Write synthetic uint8 shards (data-NNNNN.npy, .bin, .safetensors or .arrow; see --format) of seeded "
                 + "random bytes, and dataset.json beside them. Refuses up front when the output's file system has too "
                 + "little free space.")
-final class GenerateCommand implements Callable<Integer> {
+final class GenerateCommand implements Callable<Integer>, RangedOptions {
     @Option(names = {"-o", "--out"}, required = true, description = "output directory")
     Path out;
 
@@ -50,6 +50,11 @@ final class GenerateCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(SHARDS);
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.LatencyBench;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -15,7 +15,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "latency", mixinStandardHelpOptions = true,
         description = "With the data in page cache: time to build a loader, time to its first batch, and heap bytes "
                 + "allocated per batch in steady state.")
-final class LatencyCommand implements Callable<Integer> {
+final class LatencyCommand implements Callable<Integer>, RangedOptions {
     @Parameters(arity = "1", description = "dataset directory")
     Path data;
 
@@ -32,6 +32,11 @@ final class LatencyCommand implements Callable<Integer> {
 
     @Option(names = "--no-direct", description = "buffered reads, served from the page cache, instead of O_DIRECT")
     boolean noDirect;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(EPOCHS);
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.OverlapBench;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;

@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.RandomReadBench;
 import dev.gdsloader.cuda.Cuda;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,7 +19,7 @@ import picocli.CommandLine.Parameters;
         description = "Read every record of a one-column dataset once in a random order: pread threads "
                 + "(the ceiling), then the loader with a global shuffle on each path, each batch released at once; "
                 + "print records/s, GB/s (1e9 bytes/s), the ratio to the ceiling and process CPU seconds per GB.")
-final class RandomCommand implements Callable<Integer> {
+final class RandomCommand implements Callable<Integer>, RangedOptions {
     @Parameters(arity = "1", description = "dataset directory with one column (e.g. generate --record-bytes 4096 --align 4096)")
     Path data;
 
@@ -77,6 +77,11 @@ final class RandomCommand implements Callable<Integer> {
     private static final Checks.Range EPOCHS = new Checks.Range("--epochs", 1, 1000);
     private static final Checks.Range WARMUP = new Checks.Range("--warmup-epochs", 0, 1000);
     private static final Checks.Range DEPTH = BenchOptions.DEPTH; // declared here too: out-of-int values name it
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(THREADS, ROUNDS, EPOCHS, WARMUP, DEPTH);
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -2,7 +2,7 @@ package dev.gdsloader.cli;
 
 import dev.gdsloader.bench.RanksBench;
 import dev.gdsloader.cuda.CudaDevice;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -15,7 +15,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "ranks", mixinStandardHelpOptions = true,
         description = "Run rank r of W on GPU r, all in this process over the same dataset: rank 0 alone, then all at "
                 + "once; check the ranks got disjoint records covering the dataset once. Exit 1 if not.")
-final class RanksCommand implements Callable<Integer> {
+final class RanksCommand implements Callable<Integer>, RangedOptions {
     @Parameters(arity = "1", description = "dataset directory")
     Path data;
 
@@ -29,6 +29,11 @@ final class RanksCommand implements Callable<Integer> {
 
     @Option(names = "--batch-size", defaultValue = "445", description = "records per batch (default: ${DEFAULT-VALUE})")
     int batchSize;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(WORLD);
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -1,7 +1,8 @@
 package dev.gdsloader.cli;
 
+import dev.gdsloader.bench.service.ServeBench;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +16,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code gdsloader serve-bench}: the prefetch service's throughput (issue 12) against a raw loopback TCP copy, in one
- * run: see {@link ServeBench} for what each row measures.
+ * run. A thin shell: it checks the options, then runs the benchmarks module's {@link ServeBench} harness (see it for
+ * what each row measures) and prints its table, acceptance line and JSON.
  */
 @Command(name = "serve-bench", mixinStandardHelpOptions = true,
         description = "Throughput of the prefetch service (Arrow Flight) in one run on this machine, with a server over "
@@ -25,7 +27,7 @@ import picocli.CommandLine.Parameters;
                 + "(skipped without a GPU, saying why); (python) the Python client with --python. GB/s = 1e9 B/s of "
                 + "dataset columns; each row after one warm-up epoch. The output ends with one line counting the rows "
                 + "below their acceptance and naming them (before the --json line); a completed run exits 0 either way.")
-final class ServeBenchCommand implements Callable<Integer> {
+final class ServeBenchCommand implements Callable<Integer>, RangedOptions {
     @Parameters(index = "0", paramLabel = "DATA_DIR", description = "dataset directory (e.g. from gdsloader generate); "
             + "served under its parent by its directory name")
     Path data;
@@ -114,6 +116,11 @@ final class ServeBenchCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(CLIENTS, EPOCHS, IPC_EPOCHS, DEPTH, DEVICE, TIMEOUT);
+    }
 
     @Override
     public Integer call() throws Exception {

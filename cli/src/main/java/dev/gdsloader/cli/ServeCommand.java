@@ -20,7 +20,7 @@ import picocli.CommandLine.Parameters;
                 + "pyarrow.flight; protocol in service/README.md): one loader per stream (one epoch), batches delivered as Arrow "
                 + "record batches (DoGet) or, on the same host and GPU, as CUDA IPC handles (DoExchange). "
                 + "Prints the address it listens on; runs until stopped.")
-final class ServeCommand implements Callable<Integer> {
+final class ServeCommand implements Callable<Integer>, RangedOptions {
     @Parameters(index = "0", paramLabel = "DATASET_ROOT", description = "directory whose datasets clients may open, by paths relative to it; links leading outside it are refused")
     Path root;
 
@@ -86,7 +86,6 @@ final class ServeCommand implements Callable<Integer> {
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
     private static final Checks.Range IDLE = new Checks.Range("--idle-timeout", 1, Integer.MAX_VALUE, "seconds");
     /** For a value beyond an int; a given one is checked against --cluster's members, 0..size-1. */
-    @SuppressWarnings("UnusedVariable") // read through reflection: Checks names this range in picocli's int overflow
     private static final Checks.Range CLUSTER_INDEX = new Checks.Range("--cluster-index", 0, Integer.MAX_VALUE);
     private static final Checks.Range MAX_MESSAGE = new Checks.Range("--max-message", 1, Integer.MAX_VALUE, "bytes");
 
@@ -166,6 +165,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "sessions' host memory too (host and device each)");
         }
         return bytes;
+    }
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return java.util.List.of(PORT, CONNECTIONS, SESSIONS, SESSIONS_PER_CLIENT, CALLS, IDLE, CLUSTER_INDEX, MAX_MESSAGE, REGISTRATION_LINGER,
+                SESSION_LINGER);
     }
 
     @Override

@@ -20,7 +20,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "sweep", mixinStandardHelpOptions = true,
         description = "Run the bench (every path plus the raw O_DIRECT ceiling, same run) at each value of one setting: "
                 + "io-size, threads or depth; print a row per value and path, and write sweep-SETTING.json/csv/md/png.")
-final class SweepCommand implements Callable<Integer> {
+final class SweepCommand implements Callable<Integer>, RangedOptions {
     /** The settings a sweep can vary. */
     enum Setting { IO_SIZE, THREADS, DEPTH }
 
@@ -39,6 +39,11 @@ final class SweepCommand implements Callable<Integer> {
 
     @Option(names = "--out", defaultValue = ".", description = "directory for the report files (default: ${DEFAULT-VALUE})")
     Path out;
+
+    @Override
+    public java.util.List<Checks.Range> ranges() {
+        return BenchOptions.RANGES;
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -24,12 +24,9 @@ record CommandRun(int exitCode, String out, String err) {
         int code;
         System.setOut(outStream);
         try {
-            CommandLine cl = new CommandLine(command);
+            CommandLine cl = GdsLoaderMain.configure(new CommandLine(command)); // as the real main
             cl.setOut(new PrintWriter(outStream, true, StandardCharsets.UTF_8));
             cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true, StandardCharsets.UTF_8));
-            cl.setExecutionExceptionHandler(GdsLoaderMain::failed); // as the real main: one line, exit 2
-            cl.setParameterExceptionHandler(GdsLoaderMain::badUsage);
-            cl.setExpandAtFiles(false); // as the real main: "@FILE" is an option's value
             code = cl.execute(args);
         } finally {
             System.out.flush();

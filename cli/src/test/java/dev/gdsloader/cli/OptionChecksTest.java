@@ -226,7 +226,7 @@ class OptionChecksTest {
     void plotNamesEveryBadReportInOneLineEachDrawsTheGoodOnesAndExitsTwo() throws IOException {
         Path good = dir.resolve("good");
         dev.gdsloader.bench.ReportWriter.write(new dev.gdsloader.bench.BenchReport(1000, 10, 1, 1.5, true, false,
-                List.of(new dev.gdsloader.bench.BenchRow(dev.gdsloader.loader.ReadPath.HOST, dev.gdsloader.loader.PathTaken.HOST,
+                List.of(new dev.gdsloader.bench.BenchRow(dev.gdsloader.loader.path.ReadPath.HOST, dev.gdsloader.loader.path.PathTaken.HOST,
                         1.2, 1.2, 1.2, 4, 0.5, "OK", 0.8, false)), List.of()), "gdsloader bench", good);
         Files.delete(good.resolve("bench.png"));
         Path bad = Files.writeString(dir.resolve("bad.json"), "{\"reports\": {bad");

@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.loader.dataset.Dataset;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -82,29 +81,6 @@ class ServeBenchCommandTest {
         assertTrue(printed.get(printed.size() - 2).startsWith("serve-bench: " + below + " of 2 rows below acceptance"), run.toString());
     }
 
-    /** The closing line counts and names the rows below their acceptance; skipped rows are named as not judged. */
-    @Test
-    void theLastLineCountsAndNamesTheRowsBelowTheirAcceptance() {
-        ServeBench.Row loop = new ServeBench.Row("loopback", "tcp", 100, 0, 1, 1e-7, Double.NaN, Double.NaN, null, null, null);
-        ServeBench.Row host1 = new ServeBench.Row("host-1", "one", 100, 10, 1, 0.37e-7, 10, Double.NaN, "loopback", ">= 0.5", null)
-                .against(loop);
-        ServeBench.Row host4 = new ServeBench.Row("host-4", "four", 100, 10, 1, 1e-7, 10, Double.NaN, "host-1", ">= 2", null)
-                .against(host1);
-        ServeBench.Row in = new ServeBench.Row("ipc-in-process", "in", 100, 10, 1, 1e-7, 10, Double.NaN, null, null, null);
-        ServeBench.Row ipc = new ServeBench.Row("ipc", "child", 100, 10, 1, 0.62e-7, 10, Double.NaN, "ipc-in-process", ">= 0.9", null)
-                .against(in);
-        ServeBench.Row py = ServeBench.Row.skipped("python", "py", "host-1", ">= 0.8", "not asked");
-        List<ServeBench.Row> rows = List.of(loop, host1, host4, in, ipc, py);
-        assertEquals("serve-bench: 2 of 3 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9); not judged (skipped or "
-                + "no ratio): python", ServeBench.acceptanceLine(rows));
-        ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false, 1);
-        JsonNode j = ServeBench.json(rows, c, "gdsloader serve-bench");
-        assertEquals(2, j.path("belowAcceptance").asInt(), j.toString());
-        assertEquals("[\"host-1\",\"ipc\"]", j.path("belowAcceptanceRows").toString());
-        assertEquals("serve-bench: 0 of 2 rows below acceptance", ServeBench.acceptanceLine(List.of(loop, host4, in, ipc.against(ipc))));
-    }
-
     /**
      * {@code --python CMD}: the command runs as a child with {@code --data DATA --location grpc://127.0.0.1:PORT
      * --batch-size B --epochs E --no-raw} while the bench's server listens there, and its {@code BENCH_JSON} line
@@ -152,15 +128,6 @@ class ServeBenchCommandTest {
         assertEquals(2, failed.exitCode(), failed.toString());
         assertTrue(failed.err().contains("the Python client exited with status 3 without a 'BENCH_JSON' line")
                 && failed.err().contains("it broke"), failed.toString());
-    }
-
-    @Test
-    void theBenchServerAdmitsTwoSessionsPerClientOfTheLargestRow() {
-        dev.gdsloader.service.ServerLimits l = ServeBench.limitsFor(32, 1L << 30);
-        assertEquals(64, l.sessionsPerClient()); // each client's GetFlightInfo session and its stream's, at once
-        assertTrue(l.sessions() >= 64 && l.connections() >= 72, l.toString());
-        assertEquals(dev.gdsloader.service.ServerLimits.defaults().sessionsPerClient(), ServeBench.limitsFor(1, 1L << 30)
-                .sessionsPerClient());
     }
 
     @Test
@@ -332,29 +299,6 @@ class ServeBenchCommandTest {
         }
     }
 
-    /** A row's trace lines print indented under it and go into the JSON as {@code "trace"}; rows without have none. */
-    @Test
-    void traceLinesPrintUnderTheirRowAndInTheJson() {
-        ServeBench.Row in = new ServeBench.Row("ipc-in-process", "in", 100, 10, 1, 1e-7, 10, Double.NaN, null, null, null);
-        ServeBench.Row ipc = new ServeBench.Row("ipc", "child", 50, 5, 1, 5e-8, 5, Double.NaN, "ipc-in-process", ">= 0.9",
-                null).against(in).withTrace(List.of("server epoch 1: a: n=1", "child measured epochs: b: n=1"));
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        ServeBench.print(List.of(in, ipc), new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
-        List<String> lines = bytes.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList();
-        assertEquals(5, lines.size(), lines.toString());
-        assertTrue(lines.get(2).startsWith("ipc "), lines.toString());
-        assertTrue(lines.get(2).contains(" 0.50 "), "the ratio survives withTrace: " + lines);
-        assertEquals("    trace server epoch 1: a: n=1", lines.get(3));
-        assertEquals("    trace child measured epochs: b: n=1", lines.get(4));
-        ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true, 5);
-        JsonNode report = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench");
-        assertEquals(5, report.path("ipcEpochs").asInt(), report.toString());
-        JsonNode rows = report.path("rows");
-        assertTrue(rows.get(0).path("trace").isMissingNode(), rows.toString());
-        assertEquals("[\"server epoch 1: a: n=1\",\"child measured epochs: b: n=1\"]", rows.get(1).path("trace").toString());
-    }
-
     @Test
     void aPythonProgramThatCannotRunIsRefusedBeforeTheServerStarts() throws Exception {
         Path data = generate("py", "1MiB", "2");
@@ -365,14 +309,6 @@ class ServeBenchCommandTest {
                     run.err().strip(), run.toString());
             assertFalse(run.out().contains("serving"), run.toString());
         }
-    }
-
-    @Test
-    void touchReadsEveryPageAndTheLastByte() {
-        ByteBuffer b = ByteBuffer.allocate(3 * 4096 + 3);
-        b.putLong(0, 1).putLong(4096, 10).putLong(8192, 100).put(b.limit() - 1, (byte) 7).putLong(8, 1000);
-        assertEquals(118, ServeBench.touch(b));
-        assertEquals(0, ServeBench.touch(ByteBuffer.allocate(0)));
     }
 
     @Test

@@ -45,6 +45,25 @@ class UsageErrorsTest {
         assertUsageError(CommandRun.execute(new BenchCommand(), "--nope"), "bench", "--nope", "unknown option");
     }
 
+    /**
+     * Values picocli's own converters refuse (a path with a NUL, a double) are said with the type in words, the values
+     * an option's own converter refuses in its words, and a number past an option's Java type without a declared range
+     * with that type's range; none with a Java class name.
+     */
+    @Test
+    void refusalsOfEveryConverterAreSaidInWordsNotClassNames() {
+        assertUsageError(CommandRun.execute(new BenchCommand(), "--work-dir", "a\u0000b"), "bench", "--work-dir",
+                "'a\u0000b' is not a path");
+        assertUsageError(CommandRun.execute(new OverlapCommand(), "--factors", "1,x"), "overlap", "--factors", "'x' is not a double");
+        assertUsageError(CommandRun.execute(new GenerateCommand(), "--format", "FOO"), "generate", "--format",
+                "'FOO' is not npy, raw, safetensors or arrow");
+        assertUsageError(CommandRun.execute(new OverlapCommand(), "--depth", "1.5"), "overlap", "--depth",
+                "'1.5' is not a whole number in -2147483648..2147483647");
+        assertUsageError(CommandRun.execute(new GenerateCommand(), "--seed", "x"), "generate", "--seed",
+                "'x' is not a whole number in -9223372036854775808..9223372036854775807");
+        assertUsageError(CommandRun.execute(new BenchCommand(), "--size", "-1GiB"), "bench", "--size", "'-1GiB' is negative");
+    }
+
     @Test
     void benchQuickValidatesAndHonoursRounds() {
         OptionChecksTest.assertOneLineError(CommandRun.execute(new BenchCommand(), "--rounds", "1000000000", "--quick", "--paths", "HOST",

@@ -65,15 +65,30 @@ public final class Cuda {
         return s == null || s.startsWith("INVALID") ? "cudaError" + code : s;
     }
 
+    /**
+     * Whether the driver library itself loads, asked of the dynamic linker (not read from JCuda's error text): where
+     * JCuda's runtime fails to load, this says if the driver is what is missing.
+     */
+    // restricted (javac lint): libraryLookup loads a native library; the JVM checks native access at run time
+    // (--enable-native-access, bin/jvm-flags)
+    @SuppressWarnings("restricted")
+    private static boolean driverLibraryLoads() {
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.SymbolLookup.libraryLookup("libcuda.so.1", a);
+            return true;
+        } catch (IllegalArgumentException | IllegalCallerException e) {
+            return false;
+        }
+    }
+
     private static CudaAvailability probe() {
         try {
             JCuda.setExceptionsEnabled(false);
             JCuda.initialize();
         } catch (Throwable t) {
-            String msg = String.valueOf(t.getMessage());
-            String why = msg.contains("libcuda") || msg.contains("JCudaRuntime")
+            String why = !driverLibraryLoads()
                     ? "no NVIDIA driver: JCuda's native runtime could not be loaded (libcuda.so.1 missing?)"
-                    : "JCuda native library failed to load: " + firstLine(msg);
+                    : "JCuda native library failed to load: " + firstLine(String.valueOf(t.getMessage()));
             return CudaAvailability.unavailable(why);
         }
         int[] driver = {0};

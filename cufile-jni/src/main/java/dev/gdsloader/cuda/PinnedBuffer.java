@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;
 import jcuda.runtime.JCuda;
+import jcuda.runtime.cudaError;
 
 /**
  * Pinned (page-locked) host memory from {@code cudaHostAlloc}, freed once by {@link #close()}.
@@ -43,8 +44,9 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
      * @return the buffer, owned by the caller
      * @throws IllegalArgumentException if {@code bytes <= 0}
      * @throws dev.gdsloader.memory.MemoryBudgetException if the root's host budget would be exceeded
-     * @throws CudaException if CUDA is unavailable or the host cannot page-lock that much memory
-     *     (the message names host memory, not GPU memory)
+     * @throws PinnedAllocationException if the host cannot page-lock that much memory (the message names host
+     *     memory, not GPU memory)
+     * @throws CudaException if CUDA is unavailable
      */
     public static PinnedBuffer allocate(long bytes) {
         return allocate(bytes, NativeAllocator.root());
@@ -59,8 +61,9 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
      * @return the buffer, owned by the caller
      * @throws IllegalArgumentException if {@code bytes <= 0}
      * @throws dev.gdsloader.memory.MemoryBudgetException if a host budget would be exceeded (nothing allocated)
-     * @throws CudaException if CUDA is unavailable or the host cannot page-lock that much memory
-     *     (the message names host memory, not GPU memory)
+     * @throws PinnedAllocationException if the host cannot page-lock that much memory (the message names host
+     *     memory, not GPU memory)
+     * @throws CudaException if CUDA is unavailable
      */
     public static PinnedBuffer allocate(long bytes, NativeAllocator allocator) {
         if (bytes <= 0) {
@@ -70,8 +73,10 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
         NativeAllocator.Allocation a = allocator.reserve(MemoryKind.PINNED, bytes, "pinned host buffer of " + bytes + " bytes");
         try {
             NativeAddress.AddressPointer p = new NativeAddress.AddressPointer();
-            Cuda.check(JCuda.cudaHostAlloc(p, bytes, JCuda.cudaHostAllocPortable),
-                    "cudaHostAlloc(" + bytes + " bytes of pinned host memory)");
+            int rc = JCuda.cudaHostAlloc(p, bytes, JCuda.cudaHostAllocPortable);
+            if (rc != cudaError.cudaSuccess) {
+                throw new PinnedAllocationException(bytes, rc, Cuda.errorName(rc));
+            }
             return new PinnedBuffer(p, bytes, a);
         } catch (RuntimeException | Error e) {
             a.release();

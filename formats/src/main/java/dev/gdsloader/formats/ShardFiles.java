@@ -1,7 +1,6 @@
 package dev.gdsloader.formats;
 
 import java.io.IOException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -75,27 +74,55 @@ public final class ShardFiles {
         return "a FIFO, socket or device";
     }
 
-    /**
-     * @param file a path
-     * @return true if following its links never ends: resolving it fails with {@code ELOOP} ("Too many levels of
-     *     symbolic links"), as for a link to itself or two links to each other
-     */
-    public static boolean isLinkLoop(Path file) {
-        try {
-            var _ = file.toRealPath(); // for its ELOOP only
-            return false;
-        } catch (FileSystemException e) {
-            return isLoopReason(e.getReason());
-        } catch (IOException e) {
-            return false;
-        }
-    }
+    /** Links one path resolution may follow before Linux gives up with {@code ELOOP} ({@code MAXSYMLINKS}). */
+    private static final int MAX_LINKS = 40;
 
     /**
-     * @param reason a {@link FileSystemException#getReason()}, may be null
-     * @return true if it is the OS's text for {@code ELOOP}, too many levels of symbolic links
+     * Follows {@code file}'s symbolic links, its directories' included, as the kernel does when it resolves the path,
+     * counting them: read from the links themselves, not from an error's text.
+     *
+     * @param file a path
+     * @return true if resolving it never ends (more than {@value #MAX_LINKS} links, the kernel's {@code ELOOP}), as
+     *     for a link to itself or two links to each other; false if it ends, or a link cannot be read
      */
-    public static boolean isLoopReason(String reason) {
-        return reason != null && reason.startsWith("Too many levels of symbolic links");
+    public static boolean isLinkLoop(Path file) {
+        java.util.ArrayDeque<Path> names = new java.util.ArrayDeque<>();
+        Path abs = file.toAbsolutePath();
+        abs.forEach(names::add);
+        Path at = abs.getRoot();
+        int links = 0;
+        while (!names.isEmpty()) {
+            String name = names.pop().toString();
+            if (name.equals(".")) {
+                continue;
+            }
+            if (name.equals("..")) {
+                at = at.getParent() != null ? at.getParent() : at;
+                continue;
+            }
+            Path next = at.resolve(name);
+            if (!Files.isSymbolicLink(next)) {
+                at = next;
+                continue;
+            }
+            if (++links > MAX_LINKS) {
+                return true;
+            }
+            Path target;
+            try {
+                target = Files.readSymbolicLink(next);
+            } catch (IOException e) {
+                return false;
+            }
+            java.util.List<Path> parts = new java.util.ArrayList<>();
+            target.forEach(parts::add);
+            for (int i = parts.size() - 1; i >= 0; i--) {
+                names.push(parts.get(i));
+            }
+            if (target.isAbsolute()) {
+                at = target.getRoot();
+            }
+        }
+        return false;
     }
 }

@@ -2,6 +2,7 @@ package dev.gdsloader.loader;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.loader.sampler.EpochOrder;
 import dev.gdsloader.memory.IllegalReferenceCountException;
 import dev.gdsloader.memory.LeakDetector;

@@ -3,12 +3,12 @@ package dev.gdsloader.loader;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.sampler.EpochOrder;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotMemory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Iterator;
@@ -29,7 +29,6 @@ import java.util.concurrent.TimeoutException;
  * object with one light {@link ColumnView} per column.
  */
 final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
-    private static final Object END = new Object();
     /** Records a planning part looks up at least (smaller batches are planned in fewer parts). */
     private static final int RECORDS_PER_PART = 1024;
 
@@ -82,16 +81,15 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     private final List<Column> columns;
     private final long ioTimeoutNanos;
     private final BlockingQueue<RingEntry> free;
-    private final BlockingQueue<Object> ready;
+    private final Handover ready;
     private final Thread reader;
     private final long startNanos = System.nanoTime();
     private final long startIoNanos;
     private final long startDeviceNanos;
     private final long startDeviceBatches;
-    private Object next;
+    private Handover.Item next;
     private volatile boolean closed;
     private volatile boolean stopped;
-    private volatile boolean readerDone;
     private long batches;
     private long bytes;
     private long storageBytes;
@@ -124,7 +122,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         for (RingEntry e : ring.entries()) {
             planning[e.index] = new BatchPlanning(dataset, e.plan, e.memory);
         }
-        this.ready = new ArrayBlockingQueue<>(ring.size() + 1);
+        this.ready = new Handover(ring.size());
         this.reader = Thread.ofPlatform().name("gdsloader-reader").daemon().unstarted(this::readLoop);
         this.reader.start();
     }
@@ -133,7 +131,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         try {
             readBatches();
         } finally {
-            readerDone = true; // whatever ended the reader, hasNext() must not wait for it any more
+            ready.end(); // whatever ended the reader, hasNext() must not wait for it any more
         }
     }
 
@@ -153,11 +151,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                 e.load.startPlanning(planning[e.index], e.plan, pool);
                 ready.put(e);
             }
-            ready.put(END);
+            ready.end();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            ready.offer(e);
+            ready.fail(e);
         }
     }
 
@@ -167,16 +165,11 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             return false; // a newer epoch took over the slots, or the loader closed
         }
         if (next == null) {
-            next = ready.poll(); // the loader is ahead: no wait (a timed wait allocates a queue node each time)
+            next = ready.poll(); // the loader is ahead: no wait
             if (next == null) {
                 long t0 = System.nanoTime();
                 try {
-                    while (next == null) {
-                        next = ready.poll(50, TimeUnit.MILLISECONDS);
-                        if (next == null && (stopped || (readerDone && ready.isEmpty()))) {
-                            next = END; // the loader closed, or the reader stopped (timed out, failed) and left nothing more
-                        }
-                    }
+                    next = ready.take(); // an entry, the reader's failure, or the end (the reader ended, or a stop)
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException("interrupted while waiting for a batch", e);
@@ -184,11 +177,8 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
                     stallNanos += System.nanoTime() - t0;
                 }
             }
-            if (next == END) {
-                ready.offer(END);
-            }
         }
-        return next != END;
+        return next != Handover.End.END; // the end stays: the hand-over returns it to every later take
     }
 
     @Override
@@ -196,12 +186,17 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch finished after " + batches + " batches");
         }
-        Object n = next;
+        Handover.Item n = next;
         next = null;
-        if (n instanceof RuntimeException e) {
-            throw new IllegalStateException("loader failed: " + e.getMessage(), e);
-        }
-        RingEntry slot = (RingEntry) n;
+        return switch (n) {
+            case Handover.Failed f -> throw new IllegalStateException("loader failed: " + f.cause().getMessage(), f.cause());
+            case Handover.End end -> throw new IllegalStateException("hasNext() returned true at the end"); // cannot be
+            case RingEntry slot -> deliver(slot);
+        };
+    }
+
+    /** Waits for the entry's reads and hands its batch to the consumer. */
+    private Batch deliver(RingEntry slot) {
         SlotPlan plan = slot.plan;
         long t0 = System.nanoTime();
         long read;
@@ -302,6 +297,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     boolean stop(long timeoutMillis) {
         closed = true;
         stopped = true;
+        ready.stop();
         reader.interrupt();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         try {

@@ -29,7 +29,8 @@ public final class ErrorMessages {
         if (t instanceof java.nio.file.DirectoryNotEmptyException e) {
             return e.getFile() + ": directory not empty";
         }
-        if (t instanceof java.nio.file.FileSystemException e && dev.gdsloader.formats.ShardFiles.isLoopReason(e.getReason())) {
+        if (t instanceof java.nio.file.FileSystemException e && e.getFile() != null
+                && dev.gdsloader.formats.ShardFiles.isLinkLoop(java.nio.file.Path.of(e.getFile()))) {
             return e.getFile() + ": a symbolic link loop (too many levels of symbolic links)";
         }
         if (t instanceof java.nio.file.FileSystemException e && e.getReason() == null) {

@@ -4,17 +4,19 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.io.DirectIoPolicy;
-import dev.gdsloader.loader.io.EngineConfig;
+import dev.gdsloader.loader.spi.EngineConfig;
 import dev.gdsloader.loader.io.GdsEngine;
-import dev.gdsloader.loader.io.IoEngine;
-import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.formats.RecordLayout;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.ReadPlanner;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
-import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.loader.spi.SlotLayout;
 import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
@@ -70,8 +72,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final LoaderOptions options;
     private final Sampler sampler;
     private final int batchesPerEpoch;
-    private final IoEngine engine;
-    private final PathTaken taken; // the engine's path, looked up once
+    private final IoEngine<?> engine;
+    private final PathTaken taken; // the engine's path
     private final String pathReason;
     private final ThreadPoolExecutor pool;
     private final NativeAllocator allocator;
@@ -136,7 +138,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             throw e;
         }
         this.engine = sel.engine();
-        this.taken = PathTaken.valueOf(engine.pathTaken());
+        this.taken = engine.pathTaken();
         // the O_DIRECT choice matters to the staged paths only: cuFile opens its files itself, MAPPED maps them
         boolean ownFiles = taken == PathTaken.GDS || taken == PathTaken.MAPPED;
         FanOutPlan plan;

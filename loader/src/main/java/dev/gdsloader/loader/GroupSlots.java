@@ -69,7 +69,7 @@ final class GroupSlots implements AutoCloseable {
      * @param plan the group's plan (a device path, two or more members)
      * @param entries the ring's entries
      * @param columns the dataset's columns
-     * @param targetBytes a slot's target size ({@link dev.gdsloader.loader.slot.SlotLayout#targetBytes()})
+     * @param targetBytes a slot's target size ({@link dev.gdsloader.loader.spi.SlotLayout#targetBytes()})
      * @param allocator the loader's allocator: every buffer is charged to it
      * @return the slots, owned by the caller
      * @throws dev.gdsloader.cuda.CudaException if peer access or an allocation fails

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader;
 
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.memory.MemoryUsage;
 
 /**

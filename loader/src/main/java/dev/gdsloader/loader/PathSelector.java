@@ -4,10 +4,11 @@ import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.io.EngineConfig;
-import dev.gdsloader.loader.io.EngineProvider;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
 import dev.gdsloader.loader.io.Engines;
-import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,7 +38,7 @@ public final class PathSelector {
      * @param engine the engine, owned by the caller
      * @param reason one line, e.g. "GDS: cuFile mode GDS (nvidia-fs 2.17 is loaded ...)"
      */
-    public record Selection(IoEngine engine, String reason) {
+    public record Selection(IoEngine<?> engine, String reason) {
     }
 
     /**
@@ -59,18 +60,7 @@ public final class PathSelector {
         Optional<String> decode = hostDecode(dataset);
         String prefix = decode.map(d -> d + "; ").orElse("");
         if (requested != ReadPath.AUTO) {
-            EngineProvider p = providers.stream().filter(e -> e.path().equals(requested.name())).findFirst()
-                    .orElseThrow(() -> new IllegalArgumentException("no engine serves path " + requested));
-            if (decode.isPresent() && p.refusesHostDecoded().isPresent()) {
-                throw new IllegalStateException(requested + " path cannot read host-decoded data ("
-                        + p.refusesHostDecoded().get() + "): " + decode.get());
-            }
-            EngineProvider.Verdict v = p.check(dataset, config, true);
-            if (!v.serves()) {
-                throw new IllegalStateException(v.reason());
-            }
-            IoEngine e = p.open(dataset, config, v);
-            return new Selection(e, prefix + requested + ": requested" + (v.reason().isEmpty() ? "" : "; " + v.reason()));
+            return selectRequested(requested, dataset, config, providers, decode, prefix);
         }
         String declined = null;
         for (EngineProvider p : providers) {
@@ -80,7 +70,7 @@ public final class PathSelector {
             EngineProvider.Verdict v = p.check(dataset, config, false);
             if (v.serves()) {
                 try {
-                    IoEngine e = p.open(dataset, config, v);
+                    IoEngine<?> e = p.open(dataset, config, v);
                     return new Selection(e, prefix + p.path() + ": " + (declined != null ? declined : v.reason()));
                 } catch (IOException e) {
                     v = EngineProvider.Verdict.no(p.path() + " refused a shard: " + e.getMessage());
@@ -91,6 +81,34 @@ public final class PathSelector {
             }
         }
         throw new IllegalStateException("no engine can read " + dataset.root() + ": " + declined);
+    }
+
+    /**
+     * A path asked for by name: its providers in order of preference (the loader registers one per path); the first
+     * that serves is opened, else the first refusal is thrown.
+     */
+    private static Selection selectRequested(ReadPath requested, Dataset dataset, EngineConfig config,
+                                             List<EngineProvider> providers, Optional<String> decode, String prefix)
+            throws IOException {
+        List<EngineProvider> serving = providers.stream().filter(e -> e.path() == requested).toList();
+        if (serving.isEmpty()) {
+            throw new IllegalArgumentException("no engine serves path " + requested);
+        }
+        IllegalStateException refused = null;
+        for (EngineProvider p : serving) {
+            if (decode.isPresent() && p.refusesHostDecoded().isPresent()) {
+                refused = refused != null ? refused : new IllegalStateException(requested
+                        + " path cannot read host-decoded data (" + p.refusesHostDecoded().get() + "): " + decode.get());
+                continue;
+            }
+            EngineProvider.Verdict v = p.check(dataset, config, true);
+            if (v.serves()) {
+                IoEngine<?> e = p.open(dataset, config, v);
+                return new Selection(e, prefix + requested + ": requested" + (v.reason().isEmpty() ? "" : "; " + v.reason()));
+            }
+            refused = refused != null ? refused : new IllegalStateException(v.reason());
+        }
+        throw refused;
     }
 
     /**
@@ -132,7 +150,7 @@ public final class PathSelector {
         for (EngineProvider p : Engines.all()) {
             EngineProvider.Verdict v = p.check(dataDir, config, false);
             if (v.serves()) {
-                return new Decision(ReadPath.valueOf(p.path()), p.path() + ": " + (declined != null ? declined : v.reason()),
+                return new Decision(p.path(), p.path() + ": " + (declined != null ? declined : v.reason()),
                         CuFileProbe.probe(Optional.of(dataDir)));
             }
             declined = declined == null ? v.reason() : declined;

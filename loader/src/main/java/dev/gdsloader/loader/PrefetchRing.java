@@ -1,12 +1,14 @@
 package dev.gdsloader.loader;
 
+import dev.gdsloader.cuda.PinnedAllocationException;
 import dev.gdsloader.loader.dataset.Column;
-import dev.gdsloader.loader.io.IoEngine;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,20 +19,20 @@ import java.util.logging.Logger;
  * the plan, the column views and the load state of one batch.
  *
  * <p>Owned by the loader; {@link #close()} frees every entry's memory once, after all I/O has stopped
- * ({@link #quiesce}). Entries are handed between the reader thread and the consumer by the epoch's queues.
+ * ({@link #quiesce}). Entries are handed between the reader thread and the consumer by the epoch's free queue and {@link Handover}.
  */
 final class PrefetchRing implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(PrefetchRing.class.getName());
 
-    private final IoEngine engine;
+    private final IoEngine<?> engine;
     private final PathTaken path;
     private final SlotLayout layout;
     private final List<RingEntry> entries;
     private boolean closed;
 
-    private PrefetchRing(IoEngine engine, SlotLayout layout, List<RingEntry> entries) {
+    private PrefetchRing(IoEngine<?> engine, SlotLayout layout, List<RingEntry> entries) {
         this.engine = engine;
-        this.path = PathTaken.valueOf(engine.pathTaken());
+        this.path = engine.pathTaken();
         this.layout = layout;
         this.entries = List.copyOf(entries);
     }
@@ -47,19 +49,30 @@ final class PrefetchRing implements AutoCloseable {
      * @param allocator the allocator every entry's memory is charged to (the loader's)
      * @return the ring, owned by the caller
      * @throws IOException if a registration fails
-     * @throws dev.gdsloader.cuda.CudaException if memory cannot be allocated
+     * @throws dev.gdsloader.cuda.CudaException if memory cannot be allocated (a {@link PinnedAllocationException}
+     *     for the first or second entry; from the third on, it shrinks the ring instead)
      * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses an entry's memory
      */
-    static PrefetchRing allocate(IoEngine engine, List<Column> columns, SlotLayout layout, int[] maxPieces, int depth,
+    static PrefetchRing allocate(IoEngine<?> engine, List<Column> columns, SlotLayout layout, int[] maxPieces, int depth,
                                  NativeAllocator allocator) throws IOException {
+        return new PrefetchRing(engine, layout, entries(engine, columns, layout, maxPieces, depth, allocator));
+    }
+
+    /**
+     * Makes the entries with the engine's slot type {@code S} captured, so that each slot goes back to the engine that
+     * made it as its own type.
+     */
+    private static <S extends SlotMemory> List<RingEntry> entries(IoEngine<S> engine, List<Column> columns,
+                                                                  SlotLayout layout, int[] maxPieces, int depth,
+                                                                  NativeAllocator allocator) throws IOException {
         List<RingEntry> made = new ArrayList<>();
         try {
             for (int i = 0; i < depth; i++) {
-                SlotMemory m;
+                S m;
                 try {
                     m = engine.allocateSlot(i, layout, allocator);
-                } catch (dev.gdsloader.cuda.CudaException e) {
-                    if (made.size() < 2 || !e.getMessage().contains("pinned host memory")) {
+                } catch (PinnedAllocationException e) {
+                    if (made.size() < 2) {
                         throw e;
                     }
                     int have = made.size();
@@ -90,7 +103,7 @@ final class PrefetchRing implements AutoCloseable {
             }
             throw e;
         }
-        return new PrefetchRing(engine, layout, made);
+        return made;
     }
 
     /** @return the entries, in ring order */
@@ -109,7 +122,7 @@ final class PrefetchRing implements AutoCloseable {
     }
 
     /** @return the engine filling the ring */
-    IoEngine engine() {
+    IoEngine<?> engine() {
         return engine;
     }
 

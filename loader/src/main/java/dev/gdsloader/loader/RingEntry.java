@@ -1,8 +1,8 @@
 package dev.gdsloader.loader;
 
-import dev.gdsloader.loader.io.SlotLoad;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.loader.plan.SlotPlan;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotMemory;
 
 /**
  * One entry of the prefetch ring: the slot memory one batch lands in (made by the engine), the plan of the batch it
@@ -12,7 +12,7 @@ import dev.gdsloader.loader.slot.SlotMemory;
  * <p>Owned by its {@link PrefetchRing}, which closes the memory; handed to one batch at a time, the pipeline's
  * queues ordering the reader thread, the I/O threads and the consumer.
  */
-final class RingEntry {
+final class RingEntry implements Handover.Item {
     /** Position in the ring. */
     final int index;
     /** The memory the batch lands in. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.memory.LeakDetector;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.nio.file.Path;

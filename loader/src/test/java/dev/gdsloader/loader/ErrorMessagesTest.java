@@ -23,6 +23,19 @@ class ErrorMessagesTest {
     }
 
     @Test
+    void twoLinksToEachOtherInADirectoryOfThePathAreALoopAndAPlainFailureIsNot() throws Exception {
+        Files.createSymbolicLink(dir.resolve("a"), Path.of("b"));
+        Files.createSymbolicLink(dir.resolve("b"), Path.of("a"));
+        Path inside = dir.resolve("a").resolve("x");
+        FileSystemException e = assertThrows(FileSystemException.class, () -> Files.readAttributes(inside, BasicFileAttributes.class));
+        assertEquals(inside + ": a symbolic link loop (too many levels of symbolic links)", ErrorMessages.of(e));
+        Files.createDirectory(dir.resolve("d"));
+        Files.createSymbolicLink(dir.resolve("up"), Path.of("d/.."));
+        FileSystemException other = new FileSystemException(dir.resolve("up").resolve("d").toString(), null, "Input/output error");
+        assertEquals(other.getMessage(), ErrorMessages.of(other), "a link that resolves is not a loop");
+    }
+
+    @Test
     void aMissingFileIsNamedWithItsReason() {
         Path missing = dir.resolve("missing");
         var e = assertThrows(java.nio.file.NoSuchFileException.class, () -> Files.readAttributes(missing, BasicFileAttributes.class));

@@ -4,6 +4,7 @@ import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;

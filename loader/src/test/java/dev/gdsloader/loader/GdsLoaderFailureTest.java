@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.npy.NpyShard;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.ValueLayout;

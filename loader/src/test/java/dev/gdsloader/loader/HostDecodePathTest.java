@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;

@@ -10,6 +10,8 @@ import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

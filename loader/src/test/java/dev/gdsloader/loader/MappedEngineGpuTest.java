@@ -16,6 +16,8 @@ import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.cuda.Nvrtc;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.memory.MemoryKind;

@@ -10,6 +10,8 @@ import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.HostRegistration;
 import dev.gdsloader.cuda.MappedShards;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;

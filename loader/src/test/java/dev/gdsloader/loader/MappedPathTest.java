@@ -9,9 +9,11 @@ import dev.gdsloader.cuda.Cuda;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.dataset.Dataset;
-import dev.gdsloader.loader.io.EngineConfig;
-import dev.gdsloader.loader.io.EngineProvider;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
 import dev.gdsloader.loader.io.Engines;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +36,7 @@ class MappedPathTest {
     void aMixedDatasetIsNotRefusedForItsHostDecodedShardsButGdsStillIs() throws IOException {
         TestShards.writeMixedNpz(dir, 30, 20, 10, 5);
         Dataset ds = Dataset.open(dir);
-        EngineProvider mapped = Engines.all().stream().filter(p -> p.path().equals("MAPPED")).findFirst().orElseThrow();
+        EngineProvider mapped = Engines.all().stream().filter(p -> p.path() == ReadPath.MAPPED).findFirst().orElseThrow();
         assertEquals(Optional.empty(), mapped.refusesHostDecoded(), "MAPPED stages host-decoded shards");
         String decode = PathSelector.hostDecode(ds).orElseThrow();
         assertTrue(decode.startsWith("HOST-DECODE: " + dir + "/mixed-00000.npz member '"), decode);

@@ -3,6 +3,7 @@ package dev.gdsloader.loader;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

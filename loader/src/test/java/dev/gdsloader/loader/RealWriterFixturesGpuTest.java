@@ -10,6 +10,7 @@ import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.formats.fixtures.RealWriterFixtures;
+import dev.gdsloader.loader.path.ReadPath;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.stream.Stream;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.formats.FormatException;
 import dev.gdsloader.formats.fixtures.RealWriterFixtures;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
 import dev.gdsloader.loader.plan.Piece;

@@ -8,7 +8,7 @@ import dev.gdsloader.formats.npy.NpyWriter;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderStats;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.search.RequiredSearch;

@@ -5,7 +5,7 @@ import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -2,7 +2,7 @@ package dev.gdsloader.samples;
 
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

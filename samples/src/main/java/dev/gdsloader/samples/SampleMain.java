@@ -78,8 +78,8 @@ final class SampleMain {
      * @return the read path named
      * @throws IllegalArgumentException naming the argument and the values accepted
      */
-    static dev.gdsloader.loader.ReadPath readPath(String what, String value, java.util.List<dev.gdsloader.loader.ReadPath> allowed) {
-        for (dev.gdsloader.loader.ReadPath p : allowed) {
+    static dev.gdsloader.loader.path.ReadPath readPath(String what, String value, java.util.List<dev.gdsloader.loader.path.ReadPath> allowed) {
+        for (dev.gdsloader.loader.path.ReadPath p : allowed) {
             if (p.name().equalsIgnoreCase(value.strip())) {
                 return p;
             }

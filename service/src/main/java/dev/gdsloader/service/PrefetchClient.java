@@ -5,7 +5,7 @@ import dev.gdsloader.cuda.CudaDevice;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.nio.ByteBuffer;

@@ -4,7 +4,7 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.gdsloader.service;
 
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.time.Duration;
 
 /**

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.npy.NpyWriter;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.LoaderOptions;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;

@@ -12,7 +12,7 @@ import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;

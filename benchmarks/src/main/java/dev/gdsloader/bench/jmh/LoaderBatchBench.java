@@ -3,7 +3,7 @@ package dev.gdsloader.bench.jmh;
 import dev.gdsloader.bench.SyntheticDataset;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Shuffle;
 import java.io.IOException;
 import java.nio.file.Files;

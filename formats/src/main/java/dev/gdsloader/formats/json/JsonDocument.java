@@ -446,7 +446,7 @@ public final class JsonDocument {
         try {
             return DType.fromSafetensorsName(name, file, offset);
         } catch (FormatException e) {
-            throw new FormatException(file, offset, what + ": " + detail(e), e);
+            throw new FormatException(file, offset, what + ": " + e.detail(), e);
         }
     }
 
@@ -501,20 +501,6 @@ public final class JsonDocument {
             }
         }
         return sb.toString();
-    }
-
-    /**
-     * Returns the detail part of a {@link FormatException} message, after the
-     * {@code "<file>: at byte offset <n>: "} prefix.
-     *
-     * @param e the exception
-     * @return the detail
-     */
-    public static String detail(FormatException e) {
-        String m = e.getMessage();
-        String marker = ": at byte offset " + e.offset() + ": ";
-        int i = m.indexOf(marker);
-        return i < 0 ? m : m.substring(i + marker.length());
     }
 
     private static String quoteKeys(Iterable<String> keys) {

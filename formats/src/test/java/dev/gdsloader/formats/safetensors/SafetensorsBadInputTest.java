@@ -139,6 +139,8 @@ class SafetensorsBadInputTest {
     void unknownDtypeIsRefused(String dtype, String text) throws IOException {
         FormatException e = refused("{" + entry("t", dtype, "[1]", "[0,1]") + "}", 4);
         contains(e, text, "tensor 't'", "F8_E4M3");
+        // the dtype's own refusal is carried as its detail, not its whole message: one file and offset in the message
+        assertEquals(e.getMessage().indexOf(": at byte offset "), e.getMessage().lastIndexOf(": at byte offset "), e.getMessage());
     }
 
     @ParameterizedTest

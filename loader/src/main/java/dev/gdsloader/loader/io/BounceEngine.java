@@ -1,5 +1,11 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.posix.PosixFile;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cuda.Cuda;
@@ -13,8 +19,8 @@ import dev.gdsloader.loader.slot.ComposedSlot;
 import dev.gdsloader.loader.slot.DeviceTarget;
 import dev.gdsloader.loader.slot.HostTarget;
 import dev.gdsloader.loader.slot.SlotAllocation;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.loader.slot.SlotResources;
 import dev.gdsloader.posix.AlignedMemory;
 import java.lang.foreign.MemorySegment;
@@ -36,7 +42,7 @@ import java.nio.file.Path;
  * pinned and device memory (a {@link HostCopy}), so that CI without a GPU checks them byte for byte.
  * Thread-safe; owns its open files.
  */
-public final class BounceEngine implements IoEngine {
+public final class BounceEngine implements IoEngine<BounceEngine.BounceSlot> {
     /** Records smaller than this many bytes are packed on the host and copied once per column and batch. */
     public static final long PACK_BELOW = 64 << 10;
 
@@ -70,22 +76,19 @@ public final class BounceEngine implements IoEngine {
     }
 
     @Override
-    public String pathTaken() {
-        return "BOUNCE";
+    public PathTaken pathTaken() {
+        return PathTaken.BOUNCE;
     }
 
     @Override
-    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+    public BounceSlot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
         long packing = packingBytes(reads.dataset(), layout);
         return SlotAllocation.build(a -> onDevice ? BounceSlot.onDevice(layout, packing, a, allocator)
                 : BounceSlot.onHost(layout, packing, a, allocator));
     }
 
     @Override
-    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
-        if (!(slot instanceof BounceSlot s)) {
-            throw new IllegalArgumentException("slot " + index + " was not made by the bounce engine: " + slot);
-        }
+    public SlotLoad newLoad(int index, BounceSlot s, SlotLayout layout, int[] maxPieces) {
         return reads.newLoad(index, s, layout, maxPieces, packedAt(reads.dataset(), layout), false);
     }
 
@@ -210,10 +213,19 @@ public final class BounceEngine implements IoEngine {
     }
 
     /** Serves {@code BOUNCE}: any machine with a GPU. */
-    static final class Provider implements EngineProvider {
+    public static final class Provider implements EngineProvider {
+        /** A provider; {@link java.util.ServiceLoader} makes one from {@code META-INF/services}. */
+        public Provider() {
+        }
+
         @Override
-        public String path() {
-            return "BOUNCE";
+        public ReadPath path() {
+            return ReadPath.BOUNCE;
+        }
+
+        @Override
+        public int preference() {
+            return 200;
         }
 
         @Override
@@ -225,7 +237,7 @@ public final class BounceEngine implements IoEngine {
         }
 
         @Override
-        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) {
+        public BounceEngine open(Dataset dataset, EngineConfig config, Verdict verdict) {
             return new BounceEngine(dataset, config);
         }
     }

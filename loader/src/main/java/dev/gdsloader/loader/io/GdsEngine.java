@@ -11,14 +11,20 @@ import dev.gdsloader.cufile.CuFileMode;
 import dev.gdsloader.cufile.CuFileProbe;
 import dev.gdsloader.cufile.CuFileStatus;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.slot.ComposedSlot;
 import dev.gdsloader.loader.slot.DeviceTarget;
 import dev.gdsloader.loader.slot.SlotAllocation;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotLoad;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.loader.slot.SlotResources;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
@@ -42,7 +48,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * (a batch that crosses a shard boundary) are read exactly to their place after it, and cuFile handles their
  * misalignment. Reads never overlap, so all of them run in parallel. Thread-safe; owns its open files.
  */
-public final class GdsEngine implements IoEngine {
+public final class GdsEngine implements IoEngine<GdsEngine.GdsSlot> {
     /** Default GDS threshold, bytes: kvikio's default (1 MiB). */
     public static final long DEFAULT_THRESHOLD = 1 << 20;
     /** Environment variable that sets the GDS threshold in bytes when the builder does not (kvikio: {@code KVIKIO_GDS_THRESHOLD}). */
@@ -57,7 +63,7 @@ public final class GdsEngine implements IoEngine {
     private final long threshold;
     private final OpenFiles<CuFileHandle> files;
     private final OpenFiles<ShardReader> small;
-    private final String taken;
+    private final PathTaken taken;
     private final AtomicLong ioNanos = new AtomicLong();
 
     /**
@@ -71,7 +77,7 @@ public final class GdsEngine implements IoEngine {
         this.threshold = config.gdsThresholdBytes();
         this.files = new OpenFiles<>(dataset, shard -> CuFileHandle.register(shard.file()));
         this.small = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, false));
-        this.taken = mode == CuFileMode.GDS ? "GDS" : "CUFILE_COMPAT";
+        this.taken = mode == CuFileMode.GDS ? PathTaken.GDS : PathTaken.CUFILE_COMPAT;
     }
 
     /**
@@ -112,12 +118,12 @@ public final class GdsEngine implements IoEngine {
     }
 
     @Override
-    public String pathTaken() {
+    public PathTaken pathTaken() {
         return taken;
     }
 
     @Override
-    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
+    public GdsSlot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException {
         return SlotAllocation.build(a -> {
             DeviceTarget t = a.add(DeviceTarget.allocate(layout.targetBytes(), allocator));
             CuFileBufferRegistration r = a.add(CuFileBufferRegistration.register(t.device(), allocator));
@@ -127,10 +133,7 @@ public final class GdsEngine implements IoEngine {
     }
 
     @Override
-    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
-        if (!(slot instanceof GdsSlot s)) {
-            throw new IllegalArgumentException("slot " + index + " was not made by the GDS engine: " + slot);
-        }
+    public SlotLoad newLoad(int index, GdsSlot s, SlotLayout layout, int[] maxPieces) {
         int capacity = maxOps(layout, maxPieces);
         return new SlotLoad("slot " + index, capacity, ops(s, layout, capacity), ioNanos);
     }
@@ -347,10 +350,19 @@ public final class GdsEngine implements IoEngine {
      * machine the loader's bounce path matched or beat it in every measurement where both read the same way
      * ({@code BENCHMARKS.md}). An explicit request uses cuFile in either mode.
      */
-    static final class Provider implements EngineProvider {
+    public static final class Provider implements EngineProvider {
+        /** A provider; {@link java.util.ServiceLoader} makes one from {@code META-INF/services}. */
+        public Provider() {
+        }
+
         @Override
-        public String path() {
-            return "GDS";
+        public ReadPath path() {
+            return ReadPath.GDS;
+        }
+
+        @Override
+        public int preference() {
+            return 300;
         }
 
         @Override
@@ -381,7 +393,7 @@ public final class GdsEngine implements IoEngine {
         }
 
         @Override
-        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
+        public GdsEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
             // the mode only (check() already registered a probe file in the data directory)
             GdsEngine e = new GdsEngine(dataset, config, CuFileProbe.probe(Optional.empty()).mode());
             try {

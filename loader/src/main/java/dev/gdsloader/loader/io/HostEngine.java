@@ -1,5 +1,11 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLoad;
 import dev.gdsloader.posix.PosixFile;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cuda.CudaEvent;
@@ -10,8 +16,8 @@ import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.slot.ComposedSlot;
 import dev.gdsloader.loader.slot.HostTarget;
 import dev.gdsloader.loader.slot.SlotAllocation;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.loader.slot.SlotResources;
 import dev.gdsloader.posix.AlignedMemory;
 import java.lang.foreign.MemorySegment;
@@ -22,7 +28,7 @@ import java.nio.file.Path;
  * its place in the host column view; with {@code O_DIRECT}, the piece's aligned cover into host staging memory,
  * then a host copy into the view ({@link StagedReads}). Thread-safe; owns its open files.
  */
-public final class HostEngine implements IoEngine {
+public final class HostEngine implements IoEngine<HostEngine.HostSlot> {
     private final StagedReads reads;
     private final boolean direct;
 
@@ -36,22 +42,19 @@ public final class HostEngine implements IoEngine {
     }
 
     @Override
-    public String pathTaken() {
-        return "HOST";
+    public PathTaken pathTaken() {
+        return PathTaken.HOST;
     }
 
     @Override
-    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+    public HostSlot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
         // buffered reads land in the view directly: staging only where O_DIRECT may be used
         return SlotAllocation.build(a -> new HostSlot(a.add(HostTarget.allocate(layout.targetBytes(), allocator)),
                 direct ? a.add(new AlignedMemory(layout.stagingBytes(), PosixFile.DIRECT_ALIGNMENT, allocator)) : null));
     }
 
     @Override
-    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
-        if (!(slot instanceof HostSlot s)) {
-            throw new IllegalArgumentException("slot " + index + " was not made by the host engine: " + slot);
-        }
+    public SlotLoad newLoad(int index, HostSlot s, SlotLayout layout, int[] maxPieces) {
         long[] none = new long[layout.targetOffsets().length];
         java.util.Arrays.fill(none, -1);
         return reads.newLoad(index, s, layout, maxPieces, none, true);
@@ -118,10 +121,19 @@ public final class HostEngine implements IoEngine {
     }
 
     /** Serves {@code HOST}: every machine. */
-    static final class Provider implements EngineProvider {
+    public static final class Provider implements EngineProvider {
+        /** A provider; {@link java.util.ServiceLoader} makes one from {@code META-INF/services}. */
+        public Provider() {
+        }
+
         @Override
-        public String path() {
-            return "HOST";
+        public ReadPath path() {
+            return ReadPath.HOST;
+        }
+
+        @Override
+        public int preference() {
+            return 100;
         }
 
         @Override
@@ -130,7 +142,7 @@ public final class HostEngine implements IoEngine {
         }
 
         @Override
-        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) {
+        public HostEngine open(Dataset dataset, EngineConfig config, Verdict verdict) {
             return new HostEngine(dataset, config);
         }
     }

@@ -11,13 +11,19 @@ import dev.gdsloader.cuda.PinnedBuffer;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
 import dev.gdsloader.loader.slot.ComposedSlot;
 import dev.gdsloader.loader.slot.DeviceTarget;
 import dev.gdsloader.loader.slot.SlotAllocation;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.EngineProvider;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotLoad;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.loader.slot.SlotResources;
 import dev.gdsloader.memory.MemoryBudgetException;
 import dev.gdsloader.memory.MemoryKind;
@@ -67,7 +73,7 @@ import java.util.stream.Stream;
  * never reads a mapping. Thread-safe; {@link #close()} gives the registrations back (the last holder unregisters,
  * then unmaps).
  */
-public final class MappedEngine implements IoEngine {
+public final class MappedEngine implements IoEngine<MappedEngine.MappedSlot> {
     /** Most threads registering shards when the engine opens. */
     static final int REGISTER_THREADS = 4;
     private final Dataset dataset;
@@ -234,8 +240,8 @@ public final class MappedEngine implements IoEngine {
     }
 
     @Override
-    public String pathTaken() {
-        return "MAPPED";
+    public PathTaken pathTaken() {
+        return PathTaken.MAPPED;
     }
 
     /** @return wall nanoseconds the engine's open spent mapping and registering its shards */
@@ -267,7 +273,7 @@ public final class MappedEngine implements IoEngine {
     }
 
     @Override
-    public SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
+    public MappedSlot allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) {
         GatherKernel m = kernel();
         long entryBytes = entryBytes(layout);
         return SlotAllocation.build(a -> {
@@ -324,10 +330,7 @@ public final class MappedEngine implements IoEngine {
     }
 
     @Override
-    public SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces) {
-        if (!(slot instanceof MappedSlot s)) {
-            throw new IllegalArgumentException("slot " + index + " was not made by the MAPPED engine: " + slot);
-        }
+    public SlotLoad newLoad(int index, MappedSlot s, SlotLayout layout, int[] maxPieces) {
         int capacity = maxOps(layout, maxPieces);
         SlotLoad.Work decoded = reads == null ? null : reads.work(s, layout, notPacked(layout), false, capacity);
         return new SlotLoad("slot " + index, capacity, new Ops(s, layout, newPlan(layout), decoded), ioNanos);
@@ -646,10 +649,19 @@ public final class MappedEngine implements IoEngine {
      * fit the loader's host budget (host-decoded shards are staged, not counted; under AUTO at least one shard must
      * be mappable, else BOUNCE does the same work). Under AUTO it comes first.
      */
-    static final class Provider implements EngineProvider {
+    public static final class Provider implements EngineProvider {
+        /** A provider; {@link java.util.ServiceLoader} makes one from {@code META-INF/services}. */
+        public Provider() {
+        }
+
         @Override
-        public String path() {
-            return "MAPPED";
+        public ReadPath path() {
+            return ReadPath.MAPPED;
+        }
+
+        @Override
+        public int preference() {
+            return 400;
         }
 
         /** Before any shard is opened ({@code doctor}): the regular files directly in {@code dataDir} count as the shards. */
@@ -722,7 +734,7 @@ public final class MappedEngine implements IoEngine {
         }
 
         @Override
-        public IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
+        public MappedEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException {
             return new MappedEngine(dataset, config, MappedShards.process(), HostRegistration.currentDevice());
         }
     }

@@ -3,7 +3,7 @@ package dev.gdsloader.loader.io;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.ColumnPieces;
 import dev.gdsloader.loader.plan.SlotPlan;
-import dev.gdsloader.loader.slot.SlotLayout;
+import dev.gdsloader.loader.spi.SlotLayout;
 
 /**
  * How one batch moves on the MAPPED path, planned on the host without touching any mapping: each piece (a run of

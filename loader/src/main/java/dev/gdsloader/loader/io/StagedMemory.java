@@ -1,6 +1,7 @@
 package dev.gdsloader.loader.io;
 
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -3,6 +3,7 @@ package dev.gdsloader.loader.slot;
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.cuda.DeviceBuffer;
+import dev.gdsloader.loader.spi.SlotMemory;
 import java.lang.foreign.MemorySegment;
 
 /**

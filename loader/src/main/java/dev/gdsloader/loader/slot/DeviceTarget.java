@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.slot;
 
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cuda.Closeables;
 import dev.gdsloader.cuda.CudaEvent;

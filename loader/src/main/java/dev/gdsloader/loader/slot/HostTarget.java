@@ -1,5 +1,7 @@
 package dev.gdsloader.loader.slot;
 
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.posix.PosixFile;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.cuda.CudaEvent;

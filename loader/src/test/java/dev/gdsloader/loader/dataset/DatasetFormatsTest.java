@@ -15,7 +15,7 @@ import dev.gdsloader.formats.safetensors.SafetensorsWriter;
 import dev.gdsloader.formats.safetensors.TensorData;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.TestShards;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

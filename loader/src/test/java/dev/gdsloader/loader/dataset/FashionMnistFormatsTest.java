@@ -8,7 +8,7 @@ import dev.gdsloader.formats.idx.IdxToNpy;
 import dev.gdsloader.formats.manifest.ShardFormat;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.cuda.MappedShards;
 import dev.gdsloader.loader.TestShards;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.PathTaken;
+import dev.gdsloader.loader.spi.EngineConfig;
 import dev.gdsloader.memory.MemoryBudgetException;
 import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;
@@ -73,7 +75,7 @@ class MappedEngineTest {
         Path changed = dir.resolve("labels-00001.npy");
         try (NativeAllocator a = budget(NativeAllocator.UNLIMITED)) {
             try (MappedEngine e = new MappedEngine(ds, config(a), registry, -1)) {
-                assertEquals("MAPPED", e.pathTaken());
+                assertEquals(PathTaken.MAPPED, e.pathTaken());
                 long files = MappedEngine.files(ds).values().stream().mapToLong(Long::longValue).sum();
                 assertEquals(files, e.registeredBytes());
                 assertTrue(e.registrationNanos() > 0);

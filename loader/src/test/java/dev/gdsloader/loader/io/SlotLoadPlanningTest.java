@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.loader.plan.SlotPlan;
+import dev.gdsloader.loader.spi.SlotLoad;
 import java.io.IOException;
 import java.util.BitSet;
 import java.util.concurrent.ExecutorService;

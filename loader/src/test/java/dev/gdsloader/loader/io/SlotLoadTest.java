@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gdsloader.loader.plan.SlotPlan;
+import dev.gdsloader.loader.spi.SlotLoad;
 import java.io.IOException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -104,6 +105,35 @@ class SlotLoadTest {
             assertTrue(e.getMessage().contains("shard-00003.npy"), e.getMessage());
             assertEquals(0, finished.get());
             assertTrue(l.quiesce(System.nanoTime() + TimeUnit.SECONDS.toNanos(1)));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void quiesceWakesWhenTheLastTaskEndsAndGivesUpAtItsDeadline() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Counted w = new Counted(2, 4096);
+            java.util.concurrent.CountDownLatch finishing = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch mayFinish = new java.util.concurrent.CountDownLatch(1);
+            w.onFinish = () -> {
+                finishing.countDown();
+                try {
+                    mayFinish.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            SlotLoad l = new SlotLoad("slot 0", 2, w, new AtomicLong());
+            l.start(new SlotPlan(new int[0]), pool);
+            assertTrue(finishing.await(30, TimeUnit.SECONDS));
+            assertFalse(l.quiesce(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20)), "still in flight at the deadline");
+            java.util.concurrent.CompletableFuture<Boolean> quiet = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> l.quiesce(System.nanoTime() + TimeUnit.SECONDS.toNanos(30)));
+            mayFinish.countDown();
+            assertTrue(quiet.get(30, TimeUnit.SECONDS), "woken by the end of the batch");
+            assertEquals(2L * 4096, l.await(TimeUnit.SECONDS.toNanos(10)));
         } finally {
             pool.shutdownNow();
         }

@@ -17,8 +17,11 @@ import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
+import dev.gdsloader.loader.spi.EngineConfig;
+import dev.gdsloader.loader.spi.IoEngine;
+import dev.gdsloader.loader.spi.SlotLayout;
+import dev.gdsloader.loader.spi.SlotLoad;
+import dev.gdsloader.loader.spi.SlotMemory;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -104,9 +107,9 @@ class StagedEnginesOnHostTest {
         HOST(HostEngine::new);
 
         @SuppressWarnings("ImmutableEnumChecker") // constructor references: stateless
-        final BiFunction<Dataset, EngineConfig, IoEngine> make;
+        final BiFunction<Dataset, EngineConfig, IoEngine<?>> make;
 
-        Kind(BiFunction<Dataset, EngineConfig, IoEngine> make) {
+        Kind(BiFunction<Dataset, EngineConfig, IoEngine<?>> make) {
             this.make = make;
         }
     }
@@ -159,9 +162,9 @@ class StagedEnginesOnHostTest {
     @Test
     void aBounceBatchOfSmallRecordsIsReadInGroupsNotOneTaskPerRecord() throws Exception {
         Dataset ds = Dataset.open(npy).select(List.of("small"));
-        try (IoEngine engine = BounceEngine.onHost(ds, new EngineConfig(MAX_IO, false, 0))) {
+        try (BounceEngine engine = BounceEngine.onHost(ds, new EngineConfig(MAX_IO, false, 0))) {
             Fixture f = fixture(ds, Shuffle.GLOBAL, RECORDS);
-            try (SlotMemory slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
+            try (BounceEngine.BounceSlot slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
                 SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
                 ReadPlanner.planInto(ds, f.sampler.order(0), 0, RECORDS, f.plan);
                 load.start(f.plan, pool);
@@ -198,24 +201,30 @@ class StagedEnginesOnHostTest {
     /** Loads one epoch batch by batch through one slot, checking each column view; returns records checked. */
     private static int load(Kind kind, Dataset ds, boolean direct, Shuffle shuffle, int batch, ViewCheck check)
             throws Exception {
+        try (IoEngine<?> engine = kind.make.apply(ds, new EngineConfig(MAX_IO, direct, 0))) {
+            return load(engine, ds, shuffle, batch, check);
+        }
+    }
+
+    /** As {@link #load(Kind, Dataset, boolean, Shuffle, int, ViewCheck)}, with the engine's slot type captured. */
+    private static <S extends SlotMemory> int load(IoEngine<S> engine, Dataset ds, Shuffle shuffle, int batch,
+                                                   ViewCheck check) throws Exception {
         int checked = 0;
-        try (IoEngine engine = kind.make.apply(ds, new EngineConfig(MAX_IO, direct, 0))) {
-            Fixture f = fixture(ds, shuffle, batch);
-            EpochOrder order = f.sampler.order(1);
-            try (SlotMemory slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
-                SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
-                for (int b = 0; b < ReadPlanner.batches(order.size(), batch, false); b++) {
-                    slot.hostTarget().fill((byte) 0x5A); // stale bytes of an earlier batch must not pass
-                    ReadPlanner.planInto(ds, order, b, batch, f.plan);
-                    load.start(f.plan, pool);
-                    long read = load.await(TimeUnit.SECONDS.toNanos(30));
-                    assertTrue(read >= f.plan.bytes(), "read " + read + " of " + f.plan.bytes() + " bytes");
-                    for (int c = 0; c < ds.columns().size(); c++) {
-                        ColumnPieces p = f.plan.column(c);
-                        MemorySegment view = slot.hostTarget().asSlice(engine.viewOffset(f.layout, p), p.bytes());
-                        check.check(order, f.plan.from(), f.plan.records(), ds.columns().get(c), view);
-                        checked += f.plan.records();
-                    }
+        Fixture f = fixture(ds, shuffle, batch);
+        EpochOrder order = f.sampler.order(1);
+        try (S slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
+            SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
+            for (int b = 0; b < ReadPlanner.batches(order.size(), batch, false); b++) {
+                slot.hostTarget().fill((byte) 0x5A); // stale bytes of an earlier batch must not pass
+                ReadPlanner.planInto(ds, order, b, batch, f.plan);
+                load.start(f.plan, pool);
+                long read = load.await(TimeUnit.SECONDS.toNanos(30));
+                assertTrue(read >= f.plan.bytes(), "read " + read + " of " + f.plan.bytes() + " bytes");
+                for (int c = 0; c < ds.columns().size(); c++) {
+                    ColumnPieces p = f.plan.column(c);
+                    MemorySegment view = slot.hostTarget().asSlice(engine.viewOffset(f.layout, p), p.bytes());
+                    check.check(order, f.plan.from(), f.plan.records(), ds.columns().get(c), view);
+                    checked += f.plan.records();
                 }
             }
         }

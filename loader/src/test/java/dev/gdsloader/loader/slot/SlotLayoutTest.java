@@ -11,6 +11,7 @@ import dev.gdsloader.loader.plan.BatchPlan;
 import dev.gdsloader.loader.plan.ColumnPlan;
 import dev.gdsloader.loader.plan.Piece;
 import dev.gdsloader.loader.plan.ReadPlanner;
+import dev.gdsloader.loader.spi.SlotLayout;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

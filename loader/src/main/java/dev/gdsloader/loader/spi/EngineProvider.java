@@ -1,17 +1,31 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.loader.path.ReadPath;
 import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Knows whether its engine can serve data on this machine and opens it. The path selector asks the registered
- * providers ({@link Engines#all()}) in preference order instead of naming engines. Implementations are stateless
- * and thread-safe.
+ * Knows whether its engine can serve data on this machine and opens it. Providers are registered as services: each
+ * is named, one line each, in {@code META-INF/services/dev.gdsloader.loader.spi.EngineProvider} and found through
+ * {@link java.util.ServiceLoader}, so that a provider class needs a public no-argument constructor (in a named module,
+ * {@code provides dev.gdsloader.loader.spi.EngineProvider with ...} in its {@code module-info.java} instead, and the
+ * loader's module {@code uses} this interface). The path selector asks them in order of {@link #preference()} instead
+ * of naming engines. Implementations are stateless and thread-safe.
  */
 public interface EngineProvider {
-    /** @return the name of the {@code dev.gdsloader.loader.ReadPath} constant that requests this engine */
-    String path();
+    /** @return the path that requests this engine by name; {@code AUTO} tries every provider */
+    ReadPath path();
+
+    /**
+     * Where this provider stands in {@code AUTO}'s order: providers are asked from the highest preference down (ties
+     * by class name), and a path requested by name asks its providers in the same order. The loader's own: MAPPED
+     * 400, GDS 300, BOUNCE 200, HOST 100 (HOST serves every machine, so a provider below it is never reached by
+     * {@code AUTO}).
+     *
+     * @return the preference; higher is asked first
+     */
+    int preference();
 
     /**
      * @return empty if the engine can read host-decoded shards (bytes decoded on the host, not as stored; the
@@ -57,7 +71,7 @@ public interface EngineProvider {
      * @throws IOException if a shard is refused (GDS handle registration), naming it; AUTO then asks the next
      *     provider
      */
-    IoEngine open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException;
+    IoEngine<?> open(Dataset dataset, EngineConfig config, Verdict verdict) throws IOException;
 
     /**
      * A provider's answer.

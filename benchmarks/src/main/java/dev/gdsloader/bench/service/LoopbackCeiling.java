@@ -1,4 +1,4 @@
-package dev.gdsloader.cli;
+package dev.gdsloader.bench.service;
 
 import java.io.IOException;
 import java.net.InetAddress;

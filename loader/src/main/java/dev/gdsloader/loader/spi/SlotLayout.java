@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.slot;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.plan.Alignment;

@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.memory.NativeAllocator;
 import java.util.Objects;

@@ -1,7 +1,7 @@
-package dev.gdsloader.loader;
+package dev.gdsloader.loader.path;
 
 /**
- * The way a batch's bytes really travelled, as reported on every {@link Batch}.
+ * The way a batch's bytes really travelled, as reported on every {@link dev.gdsloader.loader.Batch} (and by the engine that moved it).
  */
 public enum PathTaken {
     /** cuFile with nvidia-fs: DMA from storage into GPU memory. */

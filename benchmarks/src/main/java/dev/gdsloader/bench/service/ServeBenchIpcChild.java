@@ -1,4 +1,4 @@
-package dev.gdsloader.cli;
+package dev.gdsloader.bench.service;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.slot;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.cuda.CudaEvent;
 import dev.gdsloader.cuda.CudaStream;

@@ -1,4 +1,4 @@
-package dev.gdsloader.cli;
+package dev.gdsloader.bench.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,7 +11,7 @@ import dev.gdsloader.cuda.CudaStream;
 import dev.gdsloader.loader.Batch;
 import dev.gdsloader.loader.GdsLoader;
 import dev.gdsloader.loader.LoaderOptions;
-import dev.gdsloader.loader.ReadPath;
+import dev.gdsloader.loader.path.ReadPath;
 import dev.gdsloader.loader.sampler.Partition;
 import dev.gdsloader.service.Delivery;
 import dev.gdsloader.service.IpcTrace;
@@ -66,9 +66,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * counted); records/s counts records without padding. Not thread-safe (one run at a time); owns the server, clients,
  * loader and child processes it starts and closes/ends them before returning.
  */
-final class ServeBench {
+public final class ServeBench {
     /** Where the Python client's throughput script lives in the repository (branch pyclient). */
-    static final String PYTHON_SCRIPT = "clients/python/tests/bench_host.py";
+    public static final String PYTHON_SCRIPT = "clients/python/tests/bench_host.py";
     /** Prefix of the IPC child's result line. */
     static final String IPC_RESULT = "SERVE_BENCH_IPC ";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -92,7 +92,7 @@ final class ServeBench {
      *     warm-up epoch ({@code --ipc-epochs}, default {@code epochs}): an epoch of CUDA IPC lasts a fraction of a second,
      *     mostly the JIT's warm-up of the exchange's per-batch code unless more epochs are measured
      */
-    record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
+    public record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
                   List<String> python, Duration timeout, long memoryBudget, boolean trace, int ipcEpochs) {
     }
 
@@ -129,9 +129,10 @@ final class ServeBench {
      * @param skipped why the row was not measured, or null
      * @param trace per-batch latency summary lines ({@link IpcTrace}; the {@code ipc} row with {@code --trace}), or empty
      */
-    record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
+    public record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
                double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
-        Row {
+        /** Keeps an unmodifiable copy of the trace lines. */
+        public Row {
             trace = List.copyOf(trace);
         }
 
@@ -202,7 +203,7 @@ final class ServeBench {
      * @throws InterruptedException if interrupted
      * @throws dev.gdsloader.service.PrefetchServiceException if the server refuses a stream or a wait times out
      */
-    static List<Row> run(Config c, PrintStream log) throws IOException, InterruptedException {
+    public static List<Row> run(Config c, PrintStream log) throws IOException, InterruptedException {
         Path data = c.data().toAbsolutePath().normalize();
         if (!Files.isDirectory(data) || data.getParent() == null) {
             throw new IllegalArgumentException(c.data() + ": not a dataset directory (serve-bench serves its parent and "
@@ -574,7 +575,7 @@ final class ServeBench {
      * @param command the command line, recorded
      * @return the JSON object
      */
-    static ObjectNode json(List<Row> rows, Config c, String command) {
+    public static ObjectNode json(List<Row> rows, Config c, String command) {
         ObjectNode o = JSON.createObjectNode();
         o.put("command", command);
         o.put("dataset", c.data().toAbsolutePath().normalize().toString());
@@ -614,7 +615,7 @@ final class ServeBench {
      * @param rows the rows
      * @return the line, without a line break
      */
-    static String acceptanceLine(List<Row> rows) {
+    public static String acceptanceLine(List<Row> rows) {
         List<Row> judged = rows.stream().filter(Row::judged).toList();
         List<Row> below = judged.stream().filter(Row::belowAcceptance).toList();
         StringBuilder b = new StringBuilder("serve-bench: " + below.size() + " of " + judged.size() + " rows below acceptance");
@@ -652,7 +653,7 @@ final class ServeBench {
      * @param rows the rows
      * @param out where
      */
-    static void print(List<Row> rows, PrintStream out) {
+    public static void print(List<Row> rows, PrintStream out) {
         out.printf(Locale.ROOT, "%-15s %9s %12s %8s %-15s %-10s %s%n", "row", "GB/s", "records/s", "ratio", "to", "acceptance", "what");
         for (Row r : rows) {
             if (r.skipped() != null) {

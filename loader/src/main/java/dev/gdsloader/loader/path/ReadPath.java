@@ -1,7 +1,7 @@
-package dev.gdsloader.loader;
+package dev.gdsloader.loader.path;
 
 /**
- * Which way the loader moves bytes from storage to the consumer, as requested.
+ * Which way the loader moves bytes from storage to the consumer, as requested (and the path an engine provider serves).
  */
 public enum ReadPath {
     /**

@@ -1,4 +1,4 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.spi;
 
 import dev.gdsloader.loader.plan.SlotPlan;
 import java.io.IOException;
@@ -72,6 +72,8 @@ public final class SlotLoad {
     private final Semaphore done = new Semaphore(0);
     private volatile Throwable error;
     private volatile boolean inFlight;
+    /** Guards the wait for {@link #inFlight} to fall ({@link #quiesce}); notified each time it does. */
+    private final Object idleLock = new Object();
     private final Runnable[] partTasks = new Runnable[MAX_PLANNING_PARTS];
     private final AtomicInteger partsLeft = new AtomicInteger();
     private volatile Planning planning;
@@ -139,7 +141,7 @@ public final class SlotLoad {
         try {
             work.plan(plan, this);
         } catch (RuntimeException | Error e) {
-            inFlight = false; // nothing was submitted: the entry is idle again, and close() need not wait for it
+            idle(); // nothing was submitted: the entry is idle again, and close() need not wait for it
             throw e;
         }
         submit(pool);
@@ -220,7 +222,7 @@ public final class SlotLoad {
             }
         }
         if (error != null) {
-            inFlight = false; // nothing was submitted: idle before the consumer hears of it
+            idle(); // nothing was submitted: idle before the consumer hears of it
             done.release();
             return;
         }
@@ -309,18 +311,29 @@ public final class SlotLoad {
      * @return true if the entry's I/O stopped in time
      */
     public boolean quiesce(long deadlineNanos) {
-        while (inFlight) {
-            if (System.nanoTime() > deadlineNanos) {
-                return false;
-            }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
+        synchronized (idleLock) {
+            while (inFlight) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left < 0) {
+                    return false;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(idleLock, Math.max(left, 1));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
             }
         }
         return true;
+    }
+
+    /** Marks the entry idle and wakes {@link #quiesce}. */
+    private void idle() {
+        synchronized (idleLock) {
+            inFlight = false;
+            idleLock.notifyAll();
+        }
     }
 
     private void execute(int task) {
@@ -355,7 +368,7 @@ public final class SlotLoad {
         } catch (RuntimeException e) {
             error = e;
         } finally {
-            inFlight = false;
+            idle();
             done.release();
         }
     }

@@ -1,24 +1,31 @@
-package dev.gdsloader.loader.io;
+package dev.gdsloader.loader.spi;
 
+import dev.gdsloader.loader.path.PathTaken;
 import dev.gdsloader.loader.plan.ColumnPieces;
-import dev.gdsloader.loader.slot.SlotLayout;
-import dev.gdsloader.loader.slot.SlotMemory;
 import dev.gdsloader.memory.NativeAllocator;
 import java.io.IOException;
 
 /**
  * One way of moving a batch's bytes from its shards into a slot. An engine owns the kind of slot memory it reads
- * into ({@link #allocateSlot}: its own {@link SlotMemory} class, allocated in one place) and says how a batch's
- * pieces move ({@link #newLoad}: its own {@link SlotLoad.Work}, the operations of one batch); the scheduling of
- * those operations on the I/O pool is {@link SlotLoad}'s, shared by every engine.
+ * into ({@link #allocateSlot}: its own {@link SlotMemory} class {@code S}, allocated in one place) and says how a
+ * batch's pieces move ({@link #newLoad}: its own {@link SlotLoad.Work}, the operations of one batch, over the slot
+ * it allocated, typed: no engine casts its slot); the scheduling of those operations on the I/O pool is
+ * {@link SlotLoad}'s, shared by every engine.
  *
- * <p>Adding an engine is one class implementing this plus its {@link EngineProvider} in {@link Engines}.
- * Implementations are thread-safe: operations of several slots run concurrently on the pool. An engine owns its
+ * <p>Adding an engine is one class plus one line: the class implements this and, as a nested or separate public
+ * class with a public no-argument constructor, an {@link EngineProvider} (the path it serves, its preference under
+ * {@code AUTO}, whether it can serve a dataset here, how it opens); the line names that provider class in
+ * {@code META-INF/services/dev.gdsloader.loader.spi.EngineProvider} on the class path ({@link java.util.ServiceLoader}).
+ * Nothing else in the loader names engines.
+ *
+ * <p>Implementations are thread-safe: operations of several slots run concurrently on the pool. An engine owns its
  * open files; {@link #close()} closes them and must follow the end of all I/O (the slots are closed by the ring).
+ *
+ * @param <S> the engine's own slot memory class
  */
-public interface IoEngine extends AutoCloseable {
-    /** @return the name of the {@code dev.gdsloader.loader.PathTaken} constant this engine's batches report */
-    String pathTaken();
+public interface IoEngine<S extends SlotMemory> extends AutoCloseable {
+    /** @return the path this engine's batches report they took ({@code Batch.path()}, {@code LoaderStats.path()}) */
+    PathTaken pathTaken();
 
     /**
      * Allocates one slot's memory for this engine.
@@ -28,10 +35,12 @@ public interface IoEngine extends AutoCloseable {
      * @param allocator the allocator every byte of the slot (device, pinned, host, registrations) is charged to
      * @return the slot memory, owned by the caller
      * @throws IOException if a registration fails
-     * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
+     * @throws dev.gdsloader.cuda.PinnedAllocationException if the host refuses to pin the slot's host memory (the
+     *     ring then runs with the slots it has, from two on)
+     * @throws dev.gdsloader.cuda.CudaException if device memory cannot be allocated
      * @throws dev.gdsloader.memory.MemoryBudgetException if the allocator's budget refuses the slot's memory
      */
-    SlotMemory allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException;
+    S allocateSlot(int index, SlotLayout layout, NativeAllocator allocator) throws IOException;
 
     /**
      * Makes the load state of one ring entry: this engine's description of the batches that land in
@@ -42,9 +51,8 @@ public interface IoEngine extends AutoCloseable {
      * @param layout its region sizes
      * @param maxPieces for each column, the most pieces one batch can need
      * @return the entry's load, owned with the entry
-     * @throws IllegalArgumentException if {@code slot} was made by another engine
      */
-    SlotLoad newLoad(int index, SlotMemory slot, SlotLayout layout, int[] maxPieces);
+    SlotLoad newLoad(int index, S slot, SlotLayout layout, int[] maxPieces);
 
     /**
      * @param layout region sizes
