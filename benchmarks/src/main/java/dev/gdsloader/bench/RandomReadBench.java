@@ -143,6 +143,7 @@ public final class RandomReadBench {
      *     path; a staged path reading with {@code O_DIRECT}), false from the page cache (buffered reads; the MAPPED path),
      *     null for the gather kernel. A row's "x ceiling" is over the pread ceiling of the same kind
      */
+    @SuppressWarnings("ArrayRecordComponent") // a report row, never compared
     public record Row(String reader, ReadPath requested, PathTaken taken, long recordBytes, long records,
                       double recordsPerSecond, double gigabytesPerSecond, double cpuSecondsPerGigabyte,
                       double[] perRoundGbps, Boolean direct, double gpuBusy) {
@@ -276,8 +277,8 @@ public final class RandomReadBench {
                     }
                     long wall = System.nanoTime() - t0;
                     taken[i] = loader.pathTaken();
-                    direct[i] = loader.pathTaken() == PathTaken.GDS || loader.pathTaken() != PathTaken.MAPPED
-                            && loader.options().directIo();
+                    direct[i] = loader.pathTaken() == PathTaken.GDS || (loader.pathTaken() != PathTaken.MAPPED
+                            && loader.options().directIo());
                     double busy = deviceBatches == 0 ? Double.NaN : deviceNanos / (double) deviceBatches * batches / wall;
                     byPath.get(i).add(new double[] {bytes / (double) wall, cpuPerGb(cpu0, bytes), busy});
                 }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
  */
 class LoaderHeapTest {
     private static final int MIB = 1 << 20;
+    @SuppressWarnings("UnusedVariable") // a sink: written so that the JIT keeps each allocation
     private static volatile Object sink;
 
     private static void allocate(int mib) {

@@ -183,7 +183,7 @@ final class Checks {
         if (path == null) {
             return false;
         }
-        for (String dir : path.split(java.io.File.pathSeparator)) {
+        for (String dir : path.split(java.io.File.pathSeparator, -1)) {
             Path p = Path.of(dir.isEmpty() ? "." : dir).resolve(program);
             if (Files.isRegularFile(p) && Files.isExecutable(p)) {
                 return true;

@@ -47,7 +47,7 @@ final class P2pCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--sizes: " + e.getMessage(), e);
         }
         Checks.usableOutputDir("--out", out);
-        if (src < 0 || !sameDevice && dst < 0) {
+        if (src < 0 || (!sameDevice && dst < 0)) {
             throw new IllegalArgumentException((src < 0 ? "--src " + src : "--dst " + dst)
                     + ": a GPU ordinal is 0 or more (nvidia-smi -L lists them)");
         }

@@ -114,7 +114,7 @@ final class RandomCommand implements Callable<Integer>, RangedOptions {
         if (columns.size() == 1) { // more or fewer columns: the benchmark refuses the dataset, naming them
             records = (int) Math.max(1, Math.min(Integer.MAX_VALUE, batchBytes / Math.max(1, columns.get(0).recordBytes())));
         }
-        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, depth, records, noDirect || hot ? Boolean.FALSE : null,
+        RandomReadBench.run(new RandomReadBench.Config(data, p, threads, depth, records, (noDirect || hot) ? Boolean.FALSE : null,
                 !noCeiling, dropCaches, rounds, hot, !noCeiling && !noGatherCeiling, epochs, warmupEpochs),
                 json, System.out);
         return 0;

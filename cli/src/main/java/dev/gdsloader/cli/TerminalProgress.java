@@ -16,10 +16,11 @@ final class TerminalProgress implements BenchProgress {
     private final BenchProgress lines;
     private ProgressBar bar;
 
+    @SuppressWarnings("SystemConsoleNull") // JDK 25 returns null without a terminal; isTerminal() covers the rest
     TerminalProgress(String task) {
         this.task = task;
         this.err = System.err;
-        this.lines = System.console() == null ? BenchProgress.lines(System.out) : null;
+        this.lines = System.console() == null || !System.console().isTerminal() ? BenchProgress.lines(System.out) : null;
     }
 
     @Override

@@ -25,8 +25,8 @@ record CommandRun(int exitCode, String out, String err) {
         System.setOut(outStream);
         try {
             CommandLine cl = GdsLoaderMain.configure(new CommandLine(command)); // as the real main
-            cl.setOut(new PrintWriter(outStream, true));
-            cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
+            cl.setOut(new PrintWriter(outStream, true, StandardCharsets.UTF_8));
+            cl.setErr(new PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true, StandardCharsets.UTF_8));
             code = cl.execute(args);
         } finally {
             System.out.flush();

@@ -25,6 +25,7 @@ class GdsLoaderMainProcessTest {
     private record Result(int exit, String out, String err) {
     }
 
+    @SuppressWarnings("IncorrectMainMethod") // runs the CLI's main in a child JVM: no entry point
     private Result main(String... args) throws IOException, InterruptedException {
         return mainWith(List.of(), args);
     }

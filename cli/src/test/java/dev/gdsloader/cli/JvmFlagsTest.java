@@ -30,7 +30,7 @@ class JvmFlagsTest {
         for (String line : Files.readAllLines(argFile, StandardCharsets.UTF_8)) {
             int hash = line.indexOf('#');
             String text = hash < 0 ? line : line.substring(0, hash);
-            for (String word : text.strip().split("\\s+")) {
+            for (String word : text.strip().split("\\s+", -1)) {
                 if (!word.isEmpty()) {
                     flags.add(word);
                 }

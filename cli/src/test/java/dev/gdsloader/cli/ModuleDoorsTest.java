@@ -91,7 +91,7 @@ class ModuleDoorsTest {
                         String pkg = importedPackage(m.group(1));
                         Optional<ProjectClasses.Root> owner = project.roots().stream()
                                 .filter(r -> r.packages().contains(pkg)).findFirst();
-                        if (owner.isPresent() && owner.get() != root && !owner.get().exportsTo(pkg, root)) {
+                        if (owner.isPresent() && !owner.get().equals(root) && !owner.get().exportsTo(pkg, root)) {
                             lines.add(f + ": import " + m.group(1) + ": package " + pkg + " is not exported by module "
                                     + owner.get().name());
                         }
@@ -119,7 +119,7 @@ class ModuleDoorsTest {
      */
     static String importedPackage(String imported) {
         List<String> parts = new ArrayList<>();
-        for (String part : imported.split("\\.")) {
+        for (String part : imported.split("\\.", -1)) {
             if (Character.isUpperCase(part.charAt(0))) {
                 break;
             }
@@ -134,7 +134,7 @@ class ModuleDoorsTest {
         for (ProjectClasses.Reference r : project.references()) {
             ProjectClasses.Root from = project.rootOf(r.from());
             ProjectClasses.Root to = project.rootOf(r.to());
-            if (from != to && !to.exportsTo(r.toPackage(), from)) {
+            if (!from.equals(to) && !to.exportsTo(r.toPackage(), from)) {
                 lines.add(r.from() + " -> " + r.to() + ": package " + r.toPackage() + " is not exported by module "
                         + to.name());
             }

@@ -53,7 +53,7 @@ final class ProjectClasses implements AutoCloseable {
             String[] common = packages.get(0).split("\\.");
             int n = common.length;
             for (String p : packages) {
-                String[] parts = p.split("\\.");
+                String[] parts = p.split("\\.", -1);
                 int i = 0;
                 while (i < Math.min(n, parts.length) && parts[i].equals(common[i])) {
                     i++;
@@ -107,7 +107,7 @@ final class ProjectClasses implements AutoCloseable {
      */
     ProjectClasses() throws IOException {
         work = Files.createTempDirectory("gdsloader-classes-");
-        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator, -1)) {
             Path p = Path.of(entry);
             boolean testCode = p.getFileName() != null && (p.getFileName().toString().equals("test-classes")
                     || p.getFileName().toString().endsWith("-tests.jar"));

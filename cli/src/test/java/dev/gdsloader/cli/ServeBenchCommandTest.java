@@ -89,6 +89,7 @@ class ServeBenchCommandTest {
      * on the GPU machine (benchmarks/device/service.sh). A child that fails is reported with its status and last lines.
      */
     @Test
+    @SuppressWarnings("StringConcatToTextBlock") // one string per line of the stand-in script, no trailing newline
     void thePythonCommandRunsAgainstTheSameServerAndItsJsonLineBecomesARow() throws Exception {
         assumeTrue(onPath("python3"), "python3 is not on PATH");
         Path data = dir.resolve("data").resolve("bench");
@@ -231,7 +232,7 @@ class ServeBenchCommandTest {
     }
 
     private static boolean onPath(String program) {
-        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator, -1)) {
             if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
                 return true;
             }

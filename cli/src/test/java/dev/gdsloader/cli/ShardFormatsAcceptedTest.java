@@ -58,7 +58,7 @@ class ShardFormatsAcceptedTest {
                 inspect.toString());
 
         RecordLayout first = c.shards().get(0);
-        ShardFormat manifestFormat = Arrays.stream(ShardFormat.values()).filter(m -> m.fileFormat() == format).findFirst()
+        ShardFormat manifestFormat = Arrays.stream(ShardFormat.values()).filter(m -> m.fileFormat().equals(format)).findFirst()
                 .orElse(ShardFormat.NPY); // npz: the loader reads shards by suffix whatever "format" says
         manifest(d, manifestFormat, column, first.dtype(), first.recordShape(), shard, records);
         CommandRun ok = CommandRun.execute(new VerifyCommand(), d.toString());

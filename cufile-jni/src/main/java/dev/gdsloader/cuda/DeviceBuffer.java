@@ -71,12 +71,14 @@ public final class DeviceBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /** @return the device pointer (address in the device's unified address space) */
+    @Override
     public long address() {
         checkOpen();
         return address;
     }
 
     /** @return size in bytes */
+    @Override
     public long size() {
         return size;
     }
@@ -91,6 +93,7 @@ public final class DeviceBuffer extends NativeResource implements CudaStream.Cop
      * @return a JCuda pointer to {@code address() + offset}, for JCuda calls
      * @throws IndexOutOfBoundsException if offset is outside {@code [0, size]}
      */
+    @Override
     public Pointer pointer(long offset) {
         checkOpen();
         if (offset < 0 || offset > size) {

@@ -312,7 +312,8 @@ public final class MappedShards {
                     reaper = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon()
                             .name("gdsloader-registration-linger").unstarted(r));
                 }
-                reaper.schedule(() -> expire(e, token), lingerNanos, TimeUnit.NANOSECONDS);
+                // never cancelled: a stale expiry finds a newer token and does nothing
+                var _ = reaper.schedule(() -> expire(e, token), lingerNanos, TimeUnit.NANOSECONDS);
                 return;
             }
             if (last) {

@@ -85,6 +85,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /** @return the host address of the first byte */
+    @Override
     public long address() {
         checkOpen();
         return segment.address();
@@ -107,6 +108,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
     }
 
     /** @return size in bytes */
+    @Override
     public long size() {
         return size;
     }
@@ -125,6 +127,7 @@ public final class PinnedBuffer extends NativeResource implements CudaStream.Cop
      * @return a JCuda pointer to {@code address() + offset}
      * @throws IndexOutOfBoundsException if offset is outside {@code [0, size]}
      */
+    @Override
     public Pointer pointer(long offset) {
         checkOpen();
         if (offset < 0 || offset > size) {

@@ -38,6 +38,7 @@ public final class CuFileDriver {
      * @throws CuFileException if CUDA or libcufile is unavailable, or {@code cuFileDriverOpen} failed; the
      *     same failure is reported on every later call
      */
+    @SuppressWarnings("StaticAssignmentOfThrowable") // opened once per process: later calls rethrow the first failure
     public static CuFileDriver get() throws CuFileException {
         CuFileDriver d = instance;
         if (d != null) {

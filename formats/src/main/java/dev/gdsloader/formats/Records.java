@@ -15,6 +15,7 @@ import java.nio.file.Path;
  * @param dataOffset file offset of record 0, bytes
  * @param fileSize size of the file, bytes
  */
+@SuppressWarnings("ArrayRecordComponent") // shape is copied in and out; never compared
 public record Records(Path file, DType dtype, long[] shape, long recordCount, long recordBytes, long dataOffset, long fileSize)
         implements RecordLayout {
     /**

@@ -71,7 +71,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         }
     }
 
-    private final Dataset dataset;
     private final EpochOrder order;
     private final int batchSize;
     private final long firstBatch;
@@ -106,7 +105,6 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
     EpochPipeline(Dataset dataset, EpochOrder order, int batchSize, long firstBatch, long endBatch, PrefetchRing ring,
                   Executor pool, long ioTimeoutNanos, java.util.function.IntConsumer beforeRefill) {
         this.beforeRefill = beforeRefill;
-        this.dataset = dataset;
         this.order = order;
         this.batchSize = batchSize;
         this.firstBatch = firstBatch;

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,7 +66,7 @@ class BatchLeakTest {
                 "-cp", System.getProperty("java.class.path"), LeakingConsumer.class.getName(), dir.toString())
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
-        String out = new String(p.getInputStream().readAllBytes());
+        String out = new String(p.getInputStream().readAllBytes(), UTF_8);
         assertEquals(0, p.exitValue(), out);
         return out;
     }

@@ -70,7 +70,7 @@ class MappedEngineGpuTest {
     }
 
     private static byte value(long record, int j) {
-        return (byte) (record * 31 + j * 7 + 1);
+        return (byte) (record * 31 + j * 7L + 1);
     }
 
     /** Writes columns x (uint8 [n, recordBytes]), labels (uint8) and weights (float32 x 3) in shards of these sizes. */

@@ -22,7 +22,7 @@ class ReleaseGroupTest {
             List<Integer> p = new ArrayList<>(prefix);
             p.add(rest.get(i));
             List<Integer> r = new ArrayList<>(rest);
-            r.remove(i);
+            r.remove(/* index */ i);
             permutations(p, r, out);
         }
     }

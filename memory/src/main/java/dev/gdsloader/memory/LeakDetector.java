@@ -127,7 +127,7 @@ public final class LeakDetector {
      */
     public static boolean sample() {
         Level l = level;
-        return l == Level.PARANOID || l == Level.SIMPLE && (INTERVAL == 1 || ThreadLocalRandom.current().nextInt(INTERVAL) == 0);
+        return l == Level.PARANOID || (l == Level.SIMPLE && (INTERVAL == 1 || ThreadLocalRandom.current().nextInt(INTERVAL) == 0));
     }
 
     /**

@@ -199,6 +199,7 @@ public final class NativeAllocator implements AutoCloseable {
      * @throws IllegalStateException if this allocator is closed
      * @throws IllegalArgumentException if bytes is negative
      */
+    @SuppressWarnings("EnumOrdinal") // byKind is an AtomicLongArray indexed by MemoryKind.ordinal()
     public Allocation reserve(MemoryKind kind, long bytes, String description) {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot reserve " + bytes + " bytes of " + kind.label() + " memory");
@@ -433,6 +434,7 @@ public final class NativeAllocator implements AutoCloseable {
         }
 
         /** Returns the bytes to the allocator and every ancestor; later calls do nothing. */
+        @SuppressWarnings("EnumOrdinal") // byKind is an AtomicLongArray indexed by MemoryKind.ordinal()
         public void release() {
             if (released.compareAndSet(false, true)) {
                 // counts go down before the budget does (and up after it, in reserve), so what usage() shows never

@@ -89,7 +89,7 @@ class LoaderMetricsTest {
             LoaderStats s = loader.stats();
             assertEquals(5, counter(registry, "gdsloader.batches"));
             assertEquals(RECORDS * RECORD_BYTES, counter(registry, "gdsloader.bytes"));
-            assertEquals(s.storageBytes(), counter(registry, "gdsloader.storage.bytes"));
+            assertEquals((double) s.storageBytes(), counter(registry, "gdsloader.storage.bytes"));
             assertTrue(s.storageBytes() >= RECORDS * RECORD_BYTES, s.toString());
             assertEquals(s.stallNanos() / 1e9, counter(registry, "gdsloader.stall"), 1e-12);
             assertEquals(s.ioNanos() / 1e9, counter(registry, "gdsloader.io"), 1e-12);

@@ -1,5 +1,6 @@
 package dev.gdsloader.samples;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -34,8 +35,8 @@ class FashionMnistTrainingTest {
         Path idx = idx();
         assumeTrue(idx != null, "Fashion-MNIST not found beside the repository");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        FashionMnistTraining.Result r = FashionMnistTraining.train(idx, work, 2, 12_000, 64, new PrintStream(out, true));
-        String log = out.toString();
+        FashionMnistTraining.Result r = FashionMnistTraining.train(idx, work, 2, 12_000, 64, new PrintStream(out, true, UTF_8));
+        String log = out.toString(UTF_8);
         assertTrue(r.testAccuracy() >= 0.75, "test accuracy " + r.testAccuracy() + "\n" + log);
         assertTrue(log.contains("epoch 1:") && log.contains("samples/s") && log.contains("waited for data"), log);
     }

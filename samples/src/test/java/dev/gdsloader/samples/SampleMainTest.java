@@ -1,5 +1,6 @@
 package dev.gdsloader.samples;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,7 +33,7 @@ class SampleMainTest {
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "sample finished");
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes()));
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), UTF_8));
     }
 
     @Test

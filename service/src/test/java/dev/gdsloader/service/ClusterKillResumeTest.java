@@ -45,7 +45,7 @@ class ClusterKillResumeTest {
     Path dir;
 
     private static byte value(long record, int k) {
-        return (byte) (record * 31 + k * 7 + (k >>> 9) * 13);
+        return (byte) (record * 31 + k * 7L + (k >>> 9) * 13L);
     }
 
     private Process start(int part, int[] ports, String members, String name) throws Exception {

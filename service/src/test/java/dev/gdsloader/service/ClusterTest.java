@@ -342,7 +342,7 @@ class ClusterTest {
                         for (long i : rec) {
                             got.get(r).add(i);
                         }
-                        if (r >= 2 || rec.length > 0 && part(rec[0]) == 2) {
+                        if (r >= 2 || (rec.length > 0 && part(rec[0]) == 2)) {
                             break;
                         }
                     }

@@ -98,7 +98,7 @@ public final class LoadAttacks {
 
     /** @return the ticket of a {@code wide} stream, 1 record (1 MiB) a batch, prefetch depth 1, HOST */
     public static Ticket wideTicket() {
-        return new Ticket(("{\"version\":4,\"dataset\":\"wide\",\"options\":{\"batchSize\":1,\"prefetchDepth\":1,\"path\":\"HOST\"}}")
+        return new Ticket("{\"version\":4,\"dataset\":\"wide\",\"options\":{\"batchSize\":1,\"prefetchDepth\":1,\"path\":\"HOST\"}}"
                 .getBytes(StandardCharsets.UTF_8));
     }
 

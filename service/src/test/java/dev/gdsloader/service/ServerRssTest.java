@@ -9,6 +9,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -105,7 +106,7 @@ class ServerRssTest {
     private long rss() throws IOException {
         for (String l : Files.readAllLines(Path.of("/proc/" + child.pid() + "/status"))) {
             if (l.startsWith("VmRSS:")) {
-                return Long.parseLong(l.substring(6).trim().split("\\s+")[0]) * 1024;
+                return Long.parseLong(l.substring(6).trim().split("\\s+", -1)[0]) * 1024;
             }
         }
         throw new IOException("/proc/" + child.pid() + "/status: no VmRSS line");
@@ -238,7 +239,7 @@ class ServerRssTest {
             List<Socket> idle = new ArrayList<>();
             try {
                 for (int i = 0; i < 30; i++) {
-                    idle.add(new Socket("127.0.0.1", port));
+                    idle.add(new Socket(InetAddress.ofLiteral("127.0.0.1"), port));
                 }
                 LoadAttacks.awaitRefused(idle, "connection limit reached: " + CONNECTIONS + " connections at once", 30 - CONNECTIONS);
                 readEpoch(c);
@@ -268,7 +269,7 @@ class ServerRssTest {
                 }
             }
             // a raw HTTP/2 frame header announcing 16 MiB - 1, 64 KiB of it sent: refused, never buffered whole
-            try (Socket s = new Socket("127.0.0.1", port)) {
+            try (Socket s = new Socket(InetAddress.ofLiteral("127.0.0.1"), port)) {
                 OutputStream o = s.getOutputStream();
                 o.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 o.write(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0}); // empty SETTINGS

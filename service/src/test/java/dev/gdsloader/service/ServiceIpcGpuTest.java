@@ -48,7 +48,7 @@ class ServiceIpcGpuTest extends ServiceTestBase {
         long[] rec = null;
         int batches = 0;
         for (String line : lines) {
-            String[] f = line.split(" ");
+            String[] f = line.split(" ", -1);
             if (f[0].equals("B")) {
                 rec = Arrays.stream(f[3].split(",")).mapToLong(Long::parseLong).toArray();
                 int e = Integer.parseInt(f[1]);

@@ -63,6 +63,7 @@ public final class ArrowIpcFile {
             + "metadata length at offset 0";
 
     /** Per record batch: where its body starts, its rows, and its field nodes and buffers. */
+    @SuppressWarnings("ArrayRecordComponent") // a private parse result, never compared or shared
     private record BatchInfo(long messageOffset, long bodyOffset, long bodyLength, long rows, long[] nodeLength, long[] nullCount,
                              long[] bufferOffset, long[] bufferLength, CompressionUtil.CodecType codec) {
         boolean compressed() {
@@ -749,9 +750,9 @@ public final class ArrowIpcFile {
         if (!info.compressed()) {
             for (ArrowBatchLayout.Buffer b : bufs) {
                 long need = c.neededBytes(b.role());
-                boolean optional = b.role() == ArrowBatchLayout.Role.VALIDITY && c.nullCount() == 0
-                        || b.role() == ArrowBatchLayout.Role.CHILD_VALIDITY && c.childNullCount() == 0
-                        || b.role() == ArrowBatchLayout.Role.OFFSETS && c.length() == 0;
+                boolean optional = (b.role() == ArrowBatchLayout.Role.VALIDITY && c.nullCount() == 0)
+                        || (b.role() == ArrowBatchLayout.Role.CHILD_VALIDITY && c.childNullCount() == 0)
+                        || (b.role() == ArrowBatchLayout.Role.OFFSETS && c.length() == 0);
                 if (need > 0 && b.length() < need && !(optional && b.length() == 0)) {
                     throw new FormatException(file, at + b.offset(), where + ": a " + b.role() + " buffer of at least "
                             + need + " bytes", b.length() + " bytes");

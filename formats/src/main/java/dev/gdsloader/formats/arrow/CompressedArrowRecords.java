@@ -27,6 +27,7 @@ import org.apache.arrow.vector.compression.CompressionUtil;
  * @param storedOffset file offset of the compressed buffer (its 8-byte length prefix), bytes
  * @param storedBytes compressed buffer length including the prefix, bytes
  */
+@SuppressWarnings("ArrayRecordComponent") // shape is copied in and out; never compared
 public record CompressedArrowRecords(Path file, int batch, int buffer, CompressionUtil.CodecType codec, DType dtype,
                                      long[] shape, long recordCount, long recordBytes, long storedOffset, long storedBytes)
         implements HostDecodedRecords {

@@ -20,6 +20,7 @@ import java.util.Objects;
  * @param littleEndianData {@code product(shape) * dtype.itemSize()} bytes in C order, each
  *     element little-endian
  */
+@SuppressWarnings("ArrayRecordComponent") // arrays copied in and out, equals/hashCode by content
 public record IdxArray(Path source, DType dtype, long[] shape, byte[] littleEndianData) {
 
     /**

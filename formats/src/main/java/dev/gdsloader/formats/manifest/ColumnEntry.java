@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param recordShape per-axis element counts of one record, entries {@code >= 0}; {@code []}
  *     for scalar records
  */
+@SuppressWarnings("ArrayRecordComponent") // recordShape copied in and out, equals/hashCode by content
 public record ColumnEntry(String name, DType dtype, long[] recordShape) {
 
     /**

@@ -21,6 +21,7 @@ public enum ShardFormat {
     ARROW("arrow", ShardFormats.ARROW);
 
     private final String jsonName;
+    @SuppressWarnings("ImmutableEnumChecker") // ShardFileFormat implementations are stateless (its contract)
     private final ShardFileFormat fileFormat;
 
     ShardFormat(String jsonName, ShardFileFormat fileFormat) {

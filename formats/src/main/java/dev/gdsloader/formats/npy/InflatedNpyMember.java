@@ -25,6 +25,7 @@ import java.util.zip.CheckedInputStream;
  * @param storedOffset file offset of the member's compressed data, bytes
  * @param storedBytes compressed size, bytes
  */
+@SuppressWarnings("ArrayRecordComponent") // shape is copied in and out; never compared
 public record InflatedNpyMember(Path file, String member, long headerBytes, DType dtype, long[] shape, long recordCount,
                                 long recordBytes, long storedOffset, long storedBytes) implements HostDecodedRecords {
     /**

@@ -39,6 +39,7 @@ import java.util.TreeSet;
  * @param shape array shape in elements per axis; {@code []} for a 0-d array
  * @param dataOffset byte offset of the first data byte from the start of the file
  */
+@SuppressWarnings("ArrayRecordComponent") // shape copied in and out, equals/hashCode by content
 public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean fortranOrder,
         long[] shape, long dataOffset) {
 
@@ -194,7 +195,7 @@ public record NpyHeader(int majorVersion, int minorVersion, DType dtype, boolean
         }
         ByteBuffer lb = ByteBuffer.wrap(lengthField).order(ByteOrder.LITTLE_ENDIAN);
         long headerLength = major == 1 ? lb.getShort() & 0xFFFFL : lb.getInt() & 0xFFFFFFFFL;
-        long headerStart = 8 + lengthBytes;
+        long headerStart = 8L + lengthBytes;
         long dataOffset = headerStart + headerLength;
         if (headerLength > MAX_HEADER_BYTES) {
             throw new FormatException(file, 8, "a header length of at most " + MAX_HEADER_BYTES

@@ -74,7 +74,7 @@ final class NpyHeaderEncoder {
         long padlen = align == ARRAY_ALIGN ? ARRAY_ALIGN - ((prefix + hlen) % ARRAY_ALIGN)
                 : (align - (prefix + hlen) % align) % align;
         long headerLength = hlen + padlen;
-        if (major == 1 && headerLength > 0xFFFF || headerLength > Integer.MAX_VALUE - prefix) {
+        if ((major == 1 && headerLength > 0xFFFF) || headerLength > Integer.MAX_VALUE - prefix) {
             if (major == 1) {
                 return null;
             }

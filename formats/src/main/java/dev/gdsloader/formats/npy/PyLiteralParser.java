@@ -358,8 +358,8 @@ final class PyLiteralParser {
         }
         String name = text(from, pos);
         return switch (name) {
-            case "True" -> Boolean.TRUE;
-            case "False" -> Boolean.FALSE;
+            case "True" -> true;
+            case "False" -> false;
             case "None" -> NONE;
             default -> throw new FormatException(file, start, "True, False, None or another"
                     + " Python literal", "'" + name + "'");
@@ -415,7 +415,7 @@ final class PyLiteralParser {
     }
 
     private static boolean isNameChar(int c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_';
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
 
     /**

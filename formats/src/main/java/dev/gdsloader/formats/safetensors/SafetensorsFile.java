@@ -152,7 +152,7 @@ public final class SafetensorsFile {
         while (dst.hasRemaining()) {
             int r = channel.read(dst, pos);
             if (r < 0) {
-                throw new FormatException(file, pos, (dst.limit()) + " bytes from offset "
+                throw new FormatException(file, pos, dst.limit() + " bytes from offset "
                         + position + " (the file was " + size + " bytes when opened)",
                         "end of file: the file shrank while being read");
             }

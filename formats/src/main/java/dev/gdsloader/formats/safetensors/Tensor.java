@@ -28,6 +28,7 @@ import java.util.Objects;
  *     {@code >= 0}
  * @param bytes data size in bytes: {@code product(shape) * dtype.itemSize()}
  */
+@SuppressWarnings("ArrayRecordComponent") // shape copied in and out, equals/hashCode by content
 public record Tensor(String name, DType dtype, long[] shape, long fileOffset, long bytes) {
 
     /**
@@ -156,6 +157,7 @@ public record Tensor(String name, DType dtype, long[] shape, long fileOffset, lo
     }
 
     /** The records of one tensor: rows along axis 0. Immutable and thread-safe. */
+    @SuppressWarnings("ArrayRecordComponent") // a private view, never compared or shared
     private record TensorRecords(Path file, Tensor tensor, long[] shapeOfRecord, long recordBytes,
             long fileSize) implements RecordLayout {
 

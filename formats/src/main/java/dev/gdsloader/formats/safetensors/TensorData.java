@@ -18,6 +18,7 @@ import java.util.Objects;
  * @param littleEndianBytes exactly {@code product(shape) * dtype.itemSize()} bytes: the elements
  *     in C (row-major) order, each little-endian
  */
+@SuppressWarnings("ArrayRecordComponent") // arrays copied in and out, equals/hashCode by content
 public record TensorData(DType dtype, long[] shape, byte[] littleEndianBytes) {
 
     /**

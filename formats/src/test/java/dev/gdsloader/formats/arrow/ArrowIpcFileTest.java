@@ -1,5 +1,6 @@
 package dev.gdsloader.formats.arrow;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -75,7 +76,7 @@ class ArrowIpcFileTest {
                         label.setSafe(i, (byte) row);
                     }
                     weight.setSafe(i, row * 0.5f);
-                    name.setSafe(i, ("r" + row).getBytes());
+                    name.setSafe(i, ("r" + row).getBytes(UTF_8));
                 }
                 root.setRowCount(n);
                 writer.writeBatch();
@@ -134,7 +135,7 @@ class ArrowIpcFileTest {
         assertThrows(IllegalArgumentException.class, () -> a.records("nope", 0));
 
 
-        Path junk = Files.write(dir.resolve("j.arrow"), "not arrow at all".getBytes());
+        Path junk = Files.write(dir.resolve("j.arrow"), "not arrow at all".getBytes(UTF_8));
         assertTrue(assertThrows(FormatException.class, () -> ArrowIpcFile.open(junk)).getMessage().contains("ARROW1"));
     }
 

@@ -163,7 +163,7 @@ class DamagedArrowFixturesTest {
             System.arraycopy(whole, cutAt + 64, d, cutAt, whole.length - cutAt - 64);
             Path f = Files.write(dir.resolve("body-cut-" + name), d);
             int footerLength = java.nio.ByteBuffer.wrap(d, d.length - 10, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
-            long footerStart = d.length - 10 - footerLength;
+            long footerStart = d.length - 10L - footerLength;
             FormatException e = refused(f);
             assertTrue(e.getMessage().contains(": expected a record batch that ends before the footer at byte " + footerStart
                     + ", found metadata of "), e.getMessage());

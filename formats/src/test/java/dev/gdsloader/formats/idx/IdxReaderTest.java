@@ -2,6 +2,7 @@ package dev.gdsloader.formats.idx;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -204,7 +205,7 @@ class IdxReaderTest {
     void idxArrayValidatesAndShares() {
         byte[] data = new byte[6];
         IdxArray a = new IdxArray(Path.of("x"), DType.INT16, new long[] {3}, data);
-        assertTrue(a.littleEndianData() == data, "data is shared, not copied");
+        assertSame(data, a.littleEndianData(), "data is shared, not copied");
         assertEquals(new IdxArray(Path.of("x"), DType.INT16, new long[] {3}, new byte[6]), a);
         assertThrows(IllegalArgumentException.class,
                 () -> new IdxArray(Path.of("x"), DType.INT16, new long[] {3}, new byte[5]));

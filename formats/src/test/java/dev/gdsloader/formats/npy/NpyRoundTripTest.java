@@ -35,6 +35,7 @@ class NpyRoundTripTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
+    @SuppressWarnings("EnumOrdinal") // the ordinal only seeds the test data
     void roundTrip(DType dtype, long[] shape) throws IOException {
         byte[] data = randomData(dtype, shape, Arrays.hashCode(shape) * 31 + dtype.ordinal());
         Path file = dir.resolve(dtype + "-" + shape.length + ".npy");

@@ -1,5 +1,6 @@
 package dev.gdsloader.formats.npy;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -131,7 +132,7 @@ class NpzArchiveTest {
     @Test
     void aMemberThatIsNotNpyIsRefusedByName() throws IOException {
         Map<String, byte[]> m = twoMembers();
-        m.put("notes.txt", "hello".getBytes());
+        m.put("notes.txt", "hello".getBytes(UTF_8));
         Path f = zip(dir.resolve("a.npz"), m, false);
         FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
         assertTrue(e.getMessage().contains("expected members named <column>.npy, found member 'notes.txt'"), e.getMessage());
@@ -140,7 +141,7 @@ class NpzArchiveTest {
     @Test
     void aNpyMemberWithBadBytesNamesMemberAndAbsoluteOffset() throws IOException {
         Map<String, byte[]> m = new LinkedHashMap<>();
-        m.put("x.npy", "not a numpy file at all".getBytes());
+        m.put("x.npy", "not a numpy file at all".getBytes(UTF_8));
         Path f = zip(dir.resolve("a.npz"), m, false);
         FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
         assertTrue(e.getMessage().contains("member 'x.npy'") && e.getMessage().contains("NUMPY magic"), e.getMessage());
@@ -155,7 +156,7 @@ class NpzArchiveTest {
             m.put("x.npy", Arrays.copyOf(good, good.length - 8)); // the header says 80 data bytes, the member has 72
             Path f = zip(dir.resolve("lie" + deflate + ".npz"), m, deflate);
             FormatException e = assertThrows(FormatException.class, () -> NpzArchive.open(f));
-            assertTrue(e.getMessage().contains("member 'x.npy': " + (good.length) + " bytes (header "), e.getMessage());
+            assertTrue(e.getMessage().contains("member 'x.npy': " + good.length + " bytes (header "), e.getMessage());
             assertTrue(e.getMessage().endsWith("found a member of " + (good.length - 8) + " bytes"), e.getMessage());
         }
     }

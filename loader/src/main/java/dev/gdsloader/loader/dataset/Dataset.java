@@ -191,7 +191,7 @@ public final class Dataset {
     private static void requireBatches(Path where, boolean oneFile, List<Path> files, Map<String, List<RecordLayout>> all,
                                        String column) throws IOException {
         if (all.get(column).isEmpty() && !files.isEmpty()
-                && files.stream().allMatch(f -> ShardFormats.of(f).orElse(null) == ShardFormats.ARROW)) {
+                && files.stream().allMatch(f -> ShardFormats.ARROW.equals(ShardFormats.of(f).orElse(null)))) {
             throw new IOException(where + ": " + (oneFile ? "has" : "its Arrow files have")
                     + " a schema (columns " + List.copyOf(all.keySet()) + ") but no record batches: no records to load");
         }

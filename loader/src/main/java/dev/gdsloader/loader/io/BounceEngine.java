@@ -158,8 +158,6 @@ public final class BounceEngine implements IoEngine<BounceEngine.BounceSlot> {
      */
     static final class BounceSlot implements StagedMemory, ComposedSlot {
         private final SlotMemory target;
-        private final AutoCloseable stagingOwner;
-        private final AutoCloseable packedOwner;
         private final MemorySegment staging;
         private final MemorySegment packed;
         private final CopyStep copy;
@@ -168,9 +166,7 @@ public final class BounceEngine implements IoEngine<BounceEngine.BounceSlot> {
         private BounceSlot(SlotMemory target, AutoCloseable stagingOwner, MemorySegment staging,
                            AutoCloseable packedOwner, MemorySegment packed, CopyStep copy) {
             this.target = target;
-            this.stagingOwner = stagingOwner;
             this.staging = staging;
-            this.packedOwner = packedOwner;
             this.packed = packed;
             this.copy = copy;
             this.resources = new SlotResources("bounce slot", target, packedOwner, stagingOwner);

@@ -40,6 +40,7 @@ final class BufferedShardReader implements ShardReader {
      * @return the reader, owned by the caller
      * @throws IOException naming the file if it cannot be opened or mapped
      */
+    @SuppressWarnings("MustBeClosedChecker") // the arena goes to the reader, or is closed below on failure
     static BufferedShardReader open(Path file) throws IOException {
         PosixFile f = PosixFile.openForRead(file, false);
         Arena arena = Arena.ofShared();

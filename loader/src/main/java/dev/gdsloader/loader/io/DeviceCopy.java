@@ -11,12 +11,14 @@ import java.lang.foreign.MemorySegment;
  * @param target the slot's device memory, stream and events
  * @param sources the slot's pinned buffers a copy may come from (staging, packed image)
  */
+@SuppressWarnings("ArrayRecordComponent") // the slot's buffers, never compared
 public record DeviceCopy(DeviceTarget target, PinnedBuffer... sources) implements CopyStep {
     @Override
     public void copy(MemorySegment src, long srcOffset, long targetOffset, long bytes) {
         target.stream().copyToDevice(target.device(), targetOffset, pinned(src), srcOffset, bytes);
     }
 
+    @SuppressWarnings({"ReferenceEquality", "MemorySegmentReferenceEquality"}) // src is one of these buffers' own segment
     private PinnedBuffer pinned(MemorySegment src) {
         for (PinnedBuffer p : sources) {
             if (p != null && p.segment() == src) {

@@ -322,14 +322,12 @@ public final class GdsEngine implements IoEngine<GdsEngine.GdsSlot> {
      */
     static final class GdsSlot implements ComposedSlot {
         private final DeviceTarget target;
-        private final CuFileBufferRegistration registration;
         private final PinnedBuffer image;
         private final CopyStep copy;
         private final SlotResources resources;
 
         GdsSlot(DeviceTarget target, CuFileBufferRegistration registration, PinnedBuffer image) {
             this.target = target;
-            this.registration = registration;
             this.image = image;
             this.copy = new DeviceCopy(target, image);
             this.resources = new SlotResources("GDS slot", registration, target, image);

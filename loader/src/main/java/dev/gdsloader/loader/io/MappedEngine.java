@@ -305,13 +305,19 @@ public final class MappedEngine implements IoEngine<MappedEngine.MappedSlot> {
      */
     private synchronized CudaStream stream() {
         checkOpen();
-        return stream = stream != null ? stream : CudaStream.create();
+        if (stream == null) {
+            stream = CudaStream.create();
+        }
+        return stream;
     }
 
     /** The stream gather entries are uploaded on, so that a batch's upload overlaps the gather before it. */
     private synchronized CudaStream uploadStream() {
         checkOpen();
-        return upload = upload != null ? upload : CudaStream.create();
+        if (upload == null) {
+            upload = CudaStream.create();
+        }
+        return upload;
     }
 
     private void checkOpen() {

@@ -16,6 +16,7 @@ import java.util.function.IntUnaryOperator;
  * @param stagingOffsets byte offset of each column's staging region
  * @param stagingBytes total staging bytes
  */
+@SuppressWarnings("ArrayRecordComponent") // a slot's offsets, built once, never compared
 public record SlotLayout(long[] targetOffsets, long targetBytes, long[] stagingOffsets, long stagingBytes) {
 
     /**

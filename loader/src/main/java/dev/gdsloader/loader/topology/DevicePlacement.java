@@ -62,7 +62,7 @@ public final class DevicePlacement {
             Optional<PathClass> c = g.location().map(l -> classTo(l, dev));
             all.add("GPU " + g.ordinal() + " " + c.map(PathClass::label).orElse("not in sysfs"));
             if (c.isPresent() && (bestClass == null || c.get().nearerThan(bestClass)
-                    || c.get() == bestClass && g.ordinal() < best.ordinal())) {
+                    || (c.get() == bestClass && g.ordinal() < best.ordinal()))) {
                 best = g;
                 bestClass = c.get();
             }

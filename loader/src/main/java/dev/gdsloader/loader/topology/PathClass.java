@@ -37,6 +37,6 @@ public enum PathClass {
      * @return true if this class is strictly nearer (fewer or cheaper hops) than {@code other}
      */
     public boolean nearerThan(PathClass other) {
-        return ordinal() < other.ordinal();
+        return compareTo(other) < 0; // declared nearest first
     }
 }

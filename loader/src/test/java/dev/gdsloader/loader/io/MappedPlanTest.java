@@ -43,7 +43,7 @@ class MappedPlanTest {
     Path dir;
 
     private static byte value(long record, int j) {
-        return (byte) (record * 31 + j * 7 + 1);
+        return (byte) (record * 31 + j * 7L + 1);
     }
 
     @ParameterizedTest(name = "{0}, {1} B records, batch {2}, rank {3} of {4}")
@@ -139,7 +139,7 @@ class MappedPlanTest {
                 assertEquals(batchPlan.bytes(), covered, "bytes written = the batch's bytes");
             }
             assertTrue(gathered > 0 || copies > 0);
-            if (shuffle == Shuffle.GLOBAL || recordBytes * batch < MappedPlan.COPY_FROM) {
+            if (shuffle == Shuffle.GLOBAL || (long) recordBytes * batch < MappedPlan.COPY_FROM) {
                 assertEquals(0, copies, "no piece of 1 MiB here");
             }
             if (shuffle == Shuffle.NONE && (long) recordBytes * batch >= 2 * MappedPlan.COPY_FROM) {
@@ -157,6 +157,7 @@ class MappedPlanTest {
      * What the GPU would write for one batch: per byte of the slot, how many copies or entries wrote it, by which
      * route (1 copy, 2 gather) and the value.
      */
+    @SuppressWarnings("ArrayRecordComponent") // a test's tally, never compared
     record Applied(int copies, int entries, int[] writers, byte[] route, byte[] view) {
     }
 

@@ -62,7 +62,7 @@ class SlotLoadPlanningTest {
         @Override
         public long run(int from, int to) throws IOException {
             ran.addAndGet(to - from);
-            return to - from;
+            return (long) to - from;
         }
 
         @Override

@@ -106,6 +106,7 @@ class StagedEnginesOnHostTest {
         BOUNCE_ON_HOST(BounceEngine::onHost),
         HOST(HostEngine::new);
 
+        @SuppressWarnings("ImmutableEnumChecker") // constructor references: stateless
         final BiFunction<Dataset, EngineConfig, IoEngine<?>> make;
 
         Kind(BiFunction<Dataset, EngineConfig, IoEngine<?>> make) {
@@ -162,7 +163,7 @@ class StagedEnginesOnHostTest {
     void aBounceBatchOfSmallRecordsIsReadInGroupsNotOneTaskPerRecord() throws Exception {
         Dataset ds = Dataset.open(npy).select(List.of("small"));
         try (BounceEngine engine = BounceEngine.onHost(ds, new EngineConfig(MAX_IO, false, 0))) {
-            Fixture f = fixture(engine, ds, Shuffle.GLOBAL, RECORDS);
+            Fixture f = fixture(ds, Shuffle.GLOBAL, RECORDS);
             try (BounceEngine.BounceSlot slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
                 SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);
                 ReadPlanner.planInto(ds, f.sampler.order(0), 0, RECORDS, f.plan);
@@ -181,10 +182,11 @@ class StagedEnginesOnHostTest {
         void check(EpochOrder order, int from, int records, Column column, MemorySegment view);
     }
 
+    @SuppressWarnings("ArrayRecordComponent") // a test's fixture, never compared
     private record Fixture(Sampler sampler, int[] maxPieces, SlotLayout layout, SlotPlan plan) {
     }
 
-    private static Fixture fixture(IoEngine<?> engine, Dataset ds, Shuffle shuffle, int batch) {
+    private static Fixture fixture(Dataset ds, Shuffle shuffle, int batch) {
         long[] shardRecords = ds.columns().get(0).shards().stream().mapToLong(r -> r.recordCount()).toArray();
         Sampler sampler = new Sampler(new SamplerOptions(shuffle, 5, batch, 0, 1, Partition.EXACT_ONCE, false),
                 shardRecords, batch);
@@ -208,7 +210,7 @@ class StagedEnginesOnHostTest {
     private static <S extends SlotMemory> int load(IoEngine<S> engine, Dataset ds, Shuffle shuffle, int batch,
                                                    ViewCheck check) throws Exception {
         int checked = 0;
-        Fixture f = fixture(engine, ds, shuffle, batch);
+        Fixture f = fixture(ds, shuffle, batch);
         EpochOrder order = f.sampler.order(1);
         try (S slot = engine.allocateSlot(0, f.layout, NativeAllocator.root())) {
             SlotLoad load = engine.newLoad(0, slot, f.layout, f.maxPieces);

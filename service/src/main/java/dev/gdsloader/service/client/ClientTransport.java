@@ -69,6 +69,7 @@ final class ClientTransport {
         private boolean done;
 
         @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (!done) {
                 Http2ConnectionHandler h2 = ctx.pipeline().get(Http2ConnectionHandler.class);

@@ -66,6 +66,7 @@ final class DoGetReader implements StreamReader {
     private static final int BODY_TAG = (1000 << 3) | 2;
 
     /** One FlightData message: the Arrow IPC header, the body (owned until handed on) and the app metadata. */
+    @SuppressWarnings("ArrayRecordComponent") // one message's parts, never compared
     private record Received(MessageMetadataResult header, ArrowBuf body, byte[] appMetadata) {
         void release() {
             if (body != null) {

@@ -67,7 +67,8 @@ final class HostDelivery implements ClientDelivery {
 
     /** A host batch over the stream's current record batch: each column's data buffer retained (no copy but BOOL). */
     // restricted: a view of received Arrow memory scoped to the batch (MemorySegment.reinterpret), --enable-native-access
-    @SuppressWarnings("restricted")
+    // MustBeClosedChecker: the batch's arena is closed by the batch's release, not in this method
+    @SuppressWarnings({"restricted", "MustBeClosedChecker"})
     private RemoteBatch hostBatch(VectorSchemaRoot root, JsonNode meta) {
         int rows = root.getRowCount();
         List<ArrowBuf> retained = new ArrayList<>();
@@ -98,8 +99,9 @@ final class HostDelivery implements ClientDelivery {
                 MemorySegment host;
                 if (t == DType.BOOL) {
                     BitVector bits = (BitVector) values;
-                    host = scope.allocate(Math.toIntExact(bytes));
-                    for (int i = 0; i < bytes; i++) {
+                    int boolBytes = Math.toIntExact(bytes);
+                    host = scope.allocate(boolBytes);
+                    for (int i = 0; i < boolBytes; i++) {
                         host.set(ValueLayout.JAVA_BYTE, i, (byte) bits.get(i));
                     }
                 } else {

@@ -66,6 +66,7 @@ final class Reconnects {
      * @param last the last one
      * @return what retrying met, for the error thrown when it gives up: the first failure, then the last if it differs
      */
+    @SuppressWarnings("ReferenceEquality") // the same exception object, not an equal one
     static String gaveUp(FlightRuntimeException first, FlightRuntimeException last) {
         return first == last ? ErrorCodes.withCause(last) : ErrorCodes.withCause(first) + "; then " + ErrorCodes.withCause(last);
     }

@@ -37,14 +37,17 @@ interface StreamReader extends AutoCloseable {
      */
     static StreamReader of(FlightStream s) {
         return new StreamReader() {
+            @Override
             public boolean next() {
                 return s.next();
             }
 
+            @Override
             public VectorSchemaRoot root() {
                 return s.getRoot();
             }
 
+            @Override
             public byte[] metadata() {
                 ArrowBuf m = s.getLatestMetadata();
                 if (m == null) {
@@ -55,10 +58,12 @@ interface StreamReader extends AutoCloseable {
                 return bytes;
             }
 
+            @Override
             public void cancel(String why) {
                 s.cancel(why, null);
             }
 
+            @Override
             public void close() {
                 try {
                     s.close();

@@ -32,6 +32,7 @@ public final class ErrorCodes {
      * @return its status message, with the transport's own reason (the root cause's message) where gRPC says only
      *     e.g. "io exception"
      */
+    @SuppressWarnings("ReferenceEquality") // a cause chain ends where a cause is itself: the same object
     public static String withCause(FlightRuntimeException e) {
         Throwable c = e;
         while (c.getCause() != null && c.getCause() != c) {

@@ -99,6 +99,7 @@ final class ConnectionGuard {
     /** The server socket: counts, limits and watches the connections it accepts. */
     private final class Acceptor extends NioServerSocketChannel {
         @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
         protected int doReadMessages(List<Object> buf) throws Exception {
             SocketChannel ch = javaChannel().accept();
             if (ch == null) {
@@ -139,6 +140,7 @@ final class ConnectionGuard {
         }
 
         @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
         protected void channelIdle(ChannelHandlerContext ctx, IdleStateEvent evt) {
             if (evt.state() == IdleState.READER_IDLE && calls.callsOn(ctx.channel().remoteAddress()) == 0) {
                 LOG.fine(() -> "gdsloader: closing connection " + ctx.channel().remoteAddress() + ": nothing read for "
@@ -151,6 +153,7 @@ final class ConnectionGuard {
     /** Tells a connection beyond the limit why (HTTP/2 SETTINGS + GOAWAY), drops what it sends, closes it within 1 s. */
     private final class Refuser extends ChannelInboundHandlerAdapter {
         @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
         public void channelActive(ChannelHandlerContext ctx) {
             LOG.fine(() -> "gdsloader: refusing connection " + ctx.channel().remoteAddress() + ": " + limits.connections()
                     + " connections open");
@@ -170,6 +173,7 @@ final class ConnectionGuard {
         }
 
         @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
         }

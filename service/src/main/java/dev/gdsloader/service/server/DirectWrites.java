@@ -32,6 +32,7 @@ final class DirectWrites extends ChannelOutboundHandlerAdapter {
     }
 
     @Override
+    @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is in the promise passed, or the channel's close
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (!(msg instanceof ByteBuf buf) || buf.isDirect() || buf.hasMemoryAddress() || buf.readableBytes() == 0
                 || buf.nioBufferCount() < 1) {

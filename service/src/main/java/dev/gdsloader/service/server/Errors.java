@@ -57,6 +57,7 @@ final class Errors {
     }
 
     /** @return {@code t} and each cause whose message adds something, in one line */
+    @SuppressWarnings("ReferenceEquality") // a cause chain ends where a cause is itself: the same object
     static String oneLine(Throwable t) {
         StringBuilder b = new StringBuilder(String.valueOf(t));
         for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {

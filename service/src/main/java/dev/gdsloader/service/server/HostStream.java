@@ -311,7 +311,7 @@ final class HostStream {
             nodes.add(new ArrowFieldNode(rows, 0));
             buffers.add(a.getEmpty());
             buffers.add(records);
-            long padBytes = (rows + 7) / 8;
+            long padBytes = (rows + 7L) / 8;
             ArrowBuf padding = a.buffer(padBytes);
             owned.add(padding);
             padding.setZero(0, padding.capacity());

@@ -100,7 +100,7 @@ final class IpcExchange {
     private final Object monitor = new Object();
     /** Batches lent to the client by id; guarded by {@link #monitor}. */
     private final Map<Long, Batch> lent = new LinkedHashMap<>();
-    private final Map<DeviceBuffer, String> handles = new IdentityHashMap<>();
+    private final IdentityHashMap<DeviceBuffer, String> handles = new IdentityHashMap<>();
     /** Interprocess events of lent batches, by id; guarded by {@link #monitor}. */
     private final Map<Long, IpcEvents.Event> lentEvents = new LinkedHashMap<>();
     /** The client's release events: batches released after the client's work on its stream. */
@@ -183,7 +183,7 @@ final class IpcExchange {
                     } else if (ready != null) {
                         ready.synchronize(); // the batch is complete on the device when the client gets it
                     }
-                    meta = metadata(b, id, loader, device, event);
+                    meta = metadata(b, id, loader, event);
                     int rows = b.records();
                     records.allocateNew(rows);
                     padding.allocateNew(rows);
@@ -233,7 +233,7 @@ final class IpcExchange {
         }
     }
 
-    private ObjectNode metadata(Batch b, long id, GdsLoader loader, int device, IpcEvents.Event event) {
+    private ObjectNode metadata(Batch b, long id, GdsLoader loader, IpcEvents.Event event) {
         ObjectNode n = Protocol.JSON.createObjectNode();
         n.put("id", id);
         n.put("epoch", b.epoch());

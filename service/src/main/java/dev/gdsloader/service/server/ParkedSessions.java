@@ -77,6 +77,7 @@ final class ParkedSessions implements AutoCloseable {
      * @param s the session, held by the caller
      * @param startNextEpoch start the loader's next epoch now ({@link Session#prestart()})
      */
+    @SuppressWarnings("FutureReturnValueIgnored") // the expiry is never cancelled: a stale one finds the session gone
     void park(Key key, Session s, boolean startNextEpoch) {
         Session replaced;
         Session oldest = null;

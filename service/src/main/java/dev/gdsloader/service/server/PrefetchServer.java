@@ -114,7 +114,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.tls = b.tlsCert != null;
         for (Path pem : tls ? List.of(b.tlsCert, b.tlsKey) : List.<Path>of()) {
             if (Files.exists(pem) && !Files.isRegularFile(pem)) { // a directory, or a FIFO that would block the read
-                throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": TLS " + (pem == b.tlsCert ? "certificate " : "key ")
+                throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": TLS " + (pem.equals(b.tlsCert) ? "certificate " : "key ")
                         + pem + " is not a regular file: expected a PEM file");
             }
         }
@@ -180,6 +180,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.linger = dev.gdsloader.loader.MappedRegistrations.requestLinger(b.registrationLinger);
     }
 
+    @SuppressWarnings("FutureReturnValueIgnored") // the shutdown futures are awaited below, as terminationFuture()
     private static void shutdown(EventLoopGroup... groups) {
         for (EventLoopGroup g : groups) {
             g.shutdownGracefully(0, 1, TimeUnit.SECONDS);

@@ -136,6 +136,7 @@ class TransportTuningTest extends ServiceTestBase {
      * into a new buffer). The tuning handler also sends SETTINGS with the 1 MiB frame size and leaves the pipeline.
      */
     @Test
+    @SuppressWarnings("FutureReturnValueIgnored") // Netty: the frames are read back from the channel below
     void aFrameSplitAcrossReadsIsNotCopiedAndTheClientAsksForLargeFrames() {
         List<long[]> dataParts = new ArrayList<>(); // per DATA frame: the address and length of each of its parts
         Http2ConnectionHandler h2 = new Http2ConnectionHandlerBuilder().server(false).frameListener(new Http2FrameAdapter() {

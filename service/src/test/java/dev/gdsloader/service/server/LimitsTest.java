@@ -17,6 +17,7 @@ import dev.gdsloader.service.client.RemoteBatch;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -99,7 +100,7 @@ class LimitsTest {
      * {@link Await#HANG}).
      */
     private void heldUntilClosed(byte[] bytes) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+        try (Socket s = new Socket(InetAddress.ofLiteral("127.0.0.1"), server.port())) {
             s.getOutputStream().write(bytes);
             s.getOutputStream().flush();
             s.setSoTimeout((int) Await.HANG.toMillis());
@@ -252,7 +253,7 @@ class LimitsTest {
             List<Socket> idle = new ArrayList<>();
             try {
                 for (int i = 0; i < 30; i++) {
-                    idle.add(new Socket("127.0.0.1", server.port()));
+                    idle.add(new Socket(InetAddress.ofLiteral("127.0.0.1"), server.port()));
                 }
                 Await.until(() -> "12 connections held open, " + server.guard().connections() + " now",
                         () -> server.guard().connections() == 12);
