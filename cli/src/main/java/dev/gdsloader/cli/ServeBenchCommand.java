@@ -103,11 +103,6 @@ final class ServeBenchCommand implements Callable<Integer>, RangedOptions {
     private static final Checks.Range DEVICE = new Checks.Range("--device", 0, Integer.MAX_VALUE);
     private static final Checks.Range TIMEOUT = new Checks.Range("--timeout", 1, 3600);
 
-    @Option(names = "--trace", description = "trace the CUDA IPC row's per-batch latencies on both sides (the server's "
-            + "exchange in this JVM, the child's client and loop; -Dgdsloader.ipcTrace=true) and print one summary line "
-            + "per stage under the ipc row: count, median, p90, p99, max in microseconds, sum as a share of the wall time")
-    boolean trace;
-
     @Option(names = "--json", description = "also print the report as one JSON line at the end")
     boolean json;
 
@@ -172,7 +167,7 @@ final class ServeBenchCommand implements Callable<Integer>, RangedOptions {
             throw new IllegalArgumentException("--python: '" + py.get(0) + "' is not an executable file nor a program on PATH");
         }
         ServeBench.Config config = new ServeBench.Config(data, options, many, epochs, ipcPath, device, py,
-                Duration.ofSeconds(timeoutSeconds), budget, trace, ipcEpochs != null ? ipcEpochs : epochs);
+                Duration.ofSeconds(timeoutSeconds), budget, ipcEpochs != null ? ipcEpochs : epochs);
         List<ServeBench.Row> rows = ServeBench.run(config, System.out);
         ServeBench.print(rows, System.out);
         String command = "gdsloader " + String.join(" ", spec.commandLine().getParseResult().originalArgs());

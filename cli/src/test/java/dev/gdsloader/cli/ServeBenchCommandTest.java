@@ -275,28 +275,6 @@ class ServeBenchCommandTest {
                 + "nothing to measure", run.err().strip(), run.toString());
     }
 
-    /**
-     * {@code --trace} is accepted and measures the host rows as before; without a GPU the CUDA IPC rows still say why
-     * they were skipped (no trace lines).
-     */
-    @Test
-    void traceIsAccepted() throws Exception {
-        Path data = generate("traced", "1MiB", "2");
-        Path out = Files.createDirectories(dir.resolve("out-trace"));
-        CommandRun run = CommandRun.execute(new ServeBenchCommand(), data.toString(), "--clients", "1", "--epochs", "1",
-                "--batch-size", "8", "--trace", "--out", out.toString());
-        assertEquals(0, run.exitCode(), run.toString());
-        Map<String, JsonNode> rows = new HashMap<>();
-        new ObjectMapper().readTree(Files.readString(out.resolve("serve-bench.json"))).path("rows")
-                .forEach(r -> rows.put(r.path("id").asText(), r));
-        assertTrue(rows.get("host-1").path("gbps").asDouble() > 0, rows.toString());
-        if (!Cuda.availability().available()) {
-            assertTrue(rows.get("ipc").path("skipped").asText().startsWith("no GPU: "), rows.get("ipc").toString());
-            assertTrue(rows.get("ipc").path("trace").isMissingNode(), rows.get("ipc").toString());
-            assertFalse(run.out().contains("    trace "), run.out());
-        }
-    }
-
     @Test
     void aPythonProgramThatCannotRunIsRefusedBeforeTheServerStarts() throws Exception {
         Path data = generate("py", "1MiB", "2");

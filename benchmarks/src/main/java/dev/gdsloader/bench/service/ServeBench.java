@@ -86,13 +86,12 @@ public final class ServeBench {
      * @param python the Python client command (program and its first arguments), or empty to skip that row
      * @param timeout the longest wait for any batch, child process line or result
      * @param memoryBudget the server's native memory budget in bytes ({@link ServerLimits#withMemoryBudget})
-     * @param trace whether the {@code ipc} row traces per-batch latencies on both sides ({@code --trace})
      * @param ipcEpochs measured epochs of the two CUDA IPC rows ({@code ipc-in-process}, {@code ipc}), each after one
      *     warm-up epoch ({@code --ipc-epochs}, default {@code epochs}): an epoch of CUDA IPC lasts a fraction of a second,
      *     mostly the JIT's warm-up of the exchange's per-batch code unless more epochs are measured
      */
     public record Config(Path data, LoaderOptions options, List<Integer> clients, int epochs, ReadPath ipcPath, int device,
-                  List<String> python, Duration timeout, long memoryBudget, boolean trace, int ipcEpochs) {
+                  List<String> python, Duration timeout, long memoryBudget, int ipcEpochs) {
     }
 
     /**
@@ -126,24 +125,9 @@ public final class ServeBench {
      * @param ratioTo the row this one is compared with, or null
      * @param acceptance issue 12's bound for the ratio, e.g. {@code >= 0.5}, or null
      * @param skipped why the row was not measured, or null
-     * @param trace per-batch latency summary lines (the {@code ipc} row with {@code --trace}), or empty
      */
     public record Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
-               double ratio, String ratioTo, String acceptance, String skipped, List<String> trace) {
-        /** Keeps an unmodifiable copy of the trace lines. */
-        public Row {
-            trace = List.copyOf(trace);
-        }
-
-        Row(String id, String what, long bytes, long records, double seconds, double gbps, double recordsPerSecond,
-            double ratio, String ratioTo, String acceptance, String skipped) {
-            this(id, what, bytes, records, seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped, List.of());
-        }
-
-        Row withTrace(List<String> lines) {
-            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, ratio, ratioTo, acceptance, skipped,
-                    lines);
-        }
+               double ratio, String ratioTo, String acceptance, String skipped) {
 
         static Row skipped(String id, String what, String ratioTo, String acceptance, String reason) {
             return new Row(id, what, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, ratioTo, acceptance, reason);
@@ -175,18 +159,14 @@ public final class ServeBench {
 
         Row against(Row base) {
             double r = base == null ? Double.NaN : gbps / base.gbps;
-            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, r, ratioTo, acceptance, skipped, trace);
+            return new Row(id, what, bytes, records, seconds, gbps, recordsPerSecond, r, ratioTo, acceptance, skipped);
         }
     }
 
     /**
-     * What a set of clients moved: bytes, records, seconds and a sum of the touched bytes (kept so reads stay); the IPC
-     * child's trace lines.
+     * What a set of clients moved: bytes, records, seconds and a sum of the touched bytes (kept so reads stay).
      */
-    private record Moved(long bytes, long records, double seconds, long touched, String pathTaken, List<String> trace) {
-        Moved(long bytes, long records, double seconds, long touched, String pathTaken) {
-            this(bytes, records, seconds, touched, pathTaken, List.of());
-        }
+    private record Moved(long bytes, long records, double seconds, long touched, String pathTaken) {
     }
 
     private ServeBench() {
@@ -389,12 +369,10 @@ public final class ServeBench {
         Moved in = inProcess(data, options, c.ipcEpochs());
         Row inRow = row("ipc-in-process", inWhat + " (path taken " + in.pathTaken() + ")", in, null, null);
         rows.add(inRow);
-        log.println("serve-bench: CUDA IPC to a child JVM" + (c.trace() ? ", per-batch trace on" : "") + " ...");
+        log.println("serve-bench: CUDA IPC to a child JVM ...");
         Moved child = ipcChild(server.port(), name, options, c.ipcEpochs(), c.timeout());
-        List<String> trace = new ArrayList<>();
-        child.trace().forEach(l -> trace.add("child JVM, " + l));
         rows.add(row("ipc", ipcWhat + " (path taken " + child.pathTaken() + ")", child, "ipc-in-process", ">= 0.9")
-                .against(inRow).withTrace(trace));
+                .against(inRow));
     }
 
     private static Moved inProcess(Path data, LoaderOptions options, int epochs) throws IOException {
@@ -432,10 +410,8 @@ public final class ServeBench {
                 "127.0.0.1", Integer.toString(port), name, options.toJson(), Integer.toString(epochs),
                 Long.toString(timeout.toSeconds())));
         JsonNode r = resultLine(new ProcessBuilder(cmd), IPC_RESULT, "the CUDA IPC child JVM", timeout, System.err);
-        List<String> lines = new ArrayList<>();
-        r.path("trace").forEach(l -> lines.add(l.asText()));
         return new Moved(r.path("bytes").asLong(), r.path("records").asLong(), r.path("seconds").asDouble(), 0,
-                r.path("pathTaken").asText(), lines);
+                r.path("pathTaken").asText());
     }
 
     /**
@@ -577,10 +553,6 @@ public final class ServeBench {
             j.put("ratioTo", r.ratioTo());
             j.put("acceptance", r.acceptance());
             j.put("skipped", r.skipped());
-            if (!r.trace().isEmpty()) {
-                ArrayNode t = j.putArray("trace");
-                r.trace().forEach(t::add);
-            }
         }
         return o;
     }
@@ -642,9 +614,6 @@ public final class ServeBench {
                         Double.isFinite(r.recordsPerSecond()) ? String.format(Locale.ROOT, "%.0f", r.recordsPerSecond()) : "-",
                         Double.isFinite(r.ratio()) ? String.format(Locale.ROOT, "%.2f", r.ratio()) : "-",
                         dash(r.ratioTo()), dash(r.acceptance()), r.what());
-            }
-            for (String l : r.trace()) {
-                out.println("    trace " + l);
             }
         }
     }

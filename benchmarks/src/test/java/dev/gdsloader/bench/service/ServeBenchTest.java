@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link ServeBench}'s report without a server: the acceptance line, the JSON, the printed table with trace lines,
+ * {@link ServeBench}'s report without a server: the acceptance line, the JSON, the printed table,
  * the bench server's limits and the page touch. The measured rows run through {@code gdsloader serve-bench}
  * (cli's ServeBenchCommandTest).
  */
@@ -35,7 +35,7 @@ class ServeBenchTest {
         assertEquals("serve-bench: 2 of 3 rows below acceptance: host-1 (0.37 < 0.5), ipc (0.62 < 0.9); not judged (skipped or "
                 + "no ratio): python", ServeBench.acceptanceLine(rows));
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, false, 1);
+                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, 1);
         JsonNode j = ServeBench.json(rows, c, "gdsloader serve-bench");
         assertEquals(2, j.path("belowAcceptance").asInt(), j.toString());
         assertEquals("[\"host-1\",\"ipc\"]", j.path("belowAcceptanceRows").toString());
@@ -51,27 +51,23 @@ class ServeBenchTest {
                 .sessionsPerClient());
     }
 
-    /** A row's trace lines print indented under it and go into the JSON as {@code "trace"}; rows without have none. */
+    /** The table prints a header and one line per row with its ratio; the JSON carries {@code --ipc-epochs}. */
     @Test
-    void traceLinesPrintUnderTheirRowAndInTheJson() {
+    void eachRowPrintsOneLineAndTheJsonCarriesTheIpcEpochs() {
         ServeBench.Row in = new ServeBench.Row("ipc-in-process", "in", 100, 10, 1, 1e-7, 10, Double.NaN, null, null, null);
         ServeBench.Row ipc = new ServeBench.Row("ipc", "child", 50, 5, 1, 5e-8, 5, Double.NaN, "ipc-in-process", ">= 0.9",
-                null).against(in).withTrace(List.of("server epoch 1: a: n=1", "child measured epochs: b: n=1"));
+                null).against(in);
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         ServeBench.print(List.of(in, ipc), new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
         List<String> lines = bytes.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList();
-        assertEquals(5, lines.size(), lines.toString());
+        assertEquals(3, lines.size(), lines.toString());
         assertTrue(lines.get(2).startsWith("ipc "), lines.toString());
-        assertTrue(lines.get(2).contains(" 0.50 "), "the ratio survives withTrace: " + lines);
-        assertEquals("    trace server epoch 1: a: n=1", lines.get(3));
-        assertEquals("    trace child measured epochs: b: n=1", lines.get(4));
+        assertTrue(lines.get(2).contains(" 0.50 "), "the ratio against ipc-in-process: " + lines);
         ServeBench.Config c = new ServeBench.Config(dir, dev.gdsloader.loader.LoaderOptions.defaults().withBatchSize(8),
-                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, true, 5);
+                List.of(), 1, dev.gdsloader.loader.path.ReadPath.AUTO, 0, List.of(), java.time.Duration.ofSeconds(1), 1 << 20, 5);
         JsonNode report = ServeBench.json(List.of(in, ipc), c, "gdsloader serve-bench");
         assertEquals(5, report.path("ipcEpochs").asInt(), report.toString());
-        JsonNode rows = report.path("rows");
-        assertTrue(rows.get(0).path("trace").isMissingNode(), rows.toString());
-        assertEquals("[\"server epoch 1: a: n=1\",\"child measured epochs: b: n=1\"]", rows.get(1).path("trace").toString());
+        assertEquals(2, report.path("rows").size(), report.toString());
     }
 
     @Test
