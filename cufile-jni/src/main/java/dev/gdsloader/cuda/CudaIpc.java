@@ -136,14 +136,15 @@ public final class CudaIpc {
      * @param handle an event handle from {@link #eventHandle}, made by another process
      * @return the event, owned by the caller (close it once no stream waits on it any more)
      * @throws IllegalArgumentException if the handle is not {@value #HANDLE_BYTES} bytes
-     * @throws CudaException if the driver refuses
+     * @throws CudaException if the driver refuses (e.g. the handle was made by this process: the driver answers
+     *         {@code CUDA_ERROR_INVALID_CONTEXT}, as the H100 showed)
      */
     public static OpenedEvent openEventHandle(byte[] handle) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment h = handleSegment(a, handle, "event ");
             MemorySegment out = a.allocate(ValueLayout.JAVA_LONG);
             int rc = (int) Driver.handle(Driver.OPEN_EVENT, "cuIpcOpenEventHandle").invokeExact(out, h);
-            check(rc, "cuIpcOpenEventHandle");
+            check(rc, "cuIpcOpenEventHandle (it cannot open a handle in the process that created it)");
             return new OpenedEvent(out.get(ValueLayout.JAVA_LONG, 0));
         } catch (RuntimeException | Error e) {
             throw e;
