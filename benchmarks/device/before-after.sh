@@ -1,6 +1,7 @@
 #!/bin/bash
 # GPU machine side: `bench` of the baseline build (packed by `pack.sh --baseline [REF]`, default 1de11af) against
-# this build in one run, interleaved (old new old new), on one generated dataset:
+# this build in one run, interleaved in ABBA order (old new, new old, ...: neither build always runs second, on a warm
+# page cache that the run before left), on one generated dataset:
 #   cold: bench --drop-caches --paths GDS,BOUNCE (O_DIRECT; every batch checked against the files' CRC32C)
 #   hot:  page cache warm (cat > /dev/null), bench --no-direct --no-verify --paths BOUNCE --threads 16 --rounds 2
 # Old runs with the baseline's exact class path (baseline_cp in common.sh: .device/baseline/classpath), new with
@@ -37,7 +38,8 @@ one() { # case version rep bench-args...
 for c in ${CASES:-cold hot}; do
   [ "$c" = hot ] && cat "$d"/*.npy > /dev/null
   for rep in $(seq "$reps"); do
-    for v in old new; do
+    order="old new"; [ $((rep % 2)) = 0 ] && order="new old" # ABBA: neither build always runs second
+    for v in $order; do
       case "$c" in
         cold) one cold "$v" "$rep" --drop-caches --paths "${COLD_PATHS:-GDS,BOUNCE}";;
         hot) one hot "$v" "$rep" --no-direct --no-verify --paths "${HOT_PATHS:-BOUNCE}" --threads 16 --rounds 2;;
@@ -73,6 +75,9 @@ for case in ("cold", "hot"):
             "  CHECKSUM: " + ", ".join("%s %s" % (r["version"], r["checksum"]) for r in bad) if bad else ""))
 if out:
     json.dump({"runs": runs, "summary": summary}, open(os.path.join(out, "before-after.json"), "w"), indent=1)
+    for f in glob.glob(os.path.join(res, "*", "bench.json")): # every run's full report, for the CPU s/GB and stalls
+        os.makedirs(os.path.join(out, "before-after"), exist_ok=True)
+        os.replace(f, os.path.join(out, "before-after", os.path.basename(os.path.dirname(f)) + ".json"))
 PY
 rm -rf "$d"
 [ $failed = 0 ] || { echo "before-after: $failed run(s) failed"; exit 1; }
