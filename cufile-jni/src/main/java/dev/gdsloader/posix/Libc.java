@@ -93,6 +93,13 @@ final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
                     ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
             ERRNO);
+    /** {@code int getrlimit(int resource, struct rlimit *rlim)}; {@code rlim_cur}, {@code rlim_max}: two u64. */
+    static final MethodHandle GETRLIMIT = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("getrlimit").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+            ERRNO);
+    /** {@code sys/resource.h}: the most file descriptors a process may have open (x86_64 and aarch64). */
+    static final int RLIMIT_NOFILE = 7;
     static final MethodHandle PREAD = LINKER.downcallHandle(
             LINKER.defaultLookup().find("pread").orElseThrow(),
             // the buffer is passed as a raw address (a long): no segment object per call on the hot path

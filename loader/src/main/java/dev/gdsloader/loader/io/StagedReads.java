@@ -58,7 +58,7 @@ final class StagedReads implements AutoCloseable {
     StagedReads(Dataset dataset, EngineConfig config, boolean[][] only) {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
-        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct()));
+        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct(), config.files()), config.openFiles());
         this.only = only;
     }
 
@@ -217,7 +217,9 @@ final class StagedReads implements AutoCloseable {
          */
         private boolean exact(int c, int s) {
             try {
-                return files.get(c, s).exact();
+                boolean exact = files.acquire(c, s).exact();
+                files.release(c, s);
+                return exact;
             } catch (IOException e) {
                 return false;
             }
@@ -241,9 +243,14 @@ final class StagedReads implements AutoCloseable {
             long total = 0;
             for (int i = from; i < to; i++) {
                 int c = column[i];
-                ShardReader f = files.get(c, shard[i]);
                 byte k = kind[i];
-                long n = f.read(k == EXACT_TO_HOST ? hostDest[c] : staging, readAt[i], length[i], fileOffset[i]);
+                long n;
+                ShardReader f = files.acquire(c, shard[i]);
+                try {
+                    n = f.read(k == EXACT_TO_HOST ? hostDest[c] : staging, readAt[i], length[i], fileOffset[i]);
+                } finally {
+                    files.release(c, shard[i]);
+                }
                 long needed = useTo[i] - fileOffset[i];
                 if (n < needed) {
                     throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + fileOffset[i]
