@@ -259,12 +259,11 @@ public final class DirectoryRoot implements AutoCloseable {
      */
     private IOException failure(Path file, int errno, int flags, String call) {
         if (errno == Errno.ELOOP) {
-            return new RefusedFileException(file, RefusedFileException.Reason.LINK, "a component of its path under the root "
-                    + path + " is a symbolic link (or not a directory): links are not followed beneath a served root");
+            return new RefusedFileException(file, RefusedFileException.Reason.LINK, "a component of its path beneath the root"
+                    + " is a symbolic link (or not a directory): links are not followed beneath a served root");
         }
         if (errno == Errno.EXDEV) {
-            return new RefusedFileException(file, RefusedFileException.Reason.OUTSIDE, "its path leads outside the root "
-                    + path);
+            return new RefusedFileException(file, RefusedFileException.Reason.OUTSIDE, "its path leads outside the root");
         }
         return new PosixFile.ErrnoException(file + ": " + call + "(" + ((flags & Libc.O_DIRECT) != 0 ? "O_DIRECT"
                 : (flags & Libc.O_PATH) != 0 ? "O_PATH" : "buffered") + ") beneath " + path + " failed: "
