@@ -40,6 +40,13 @@ class ManyShardsTest {
         return String.format("x-%06d.npy", shard);
     }
 
+    /** @return this process's CPU time so far, user and system, ms ({@code /proc/self/stat}, 100 ticks a second) */
+    private static long cpuMillis() throws IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10;
+    }
+
     private static int openFds() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
             return (int) s.count();
@@ -62,6 +69,7 @@ class ManyShardsTest {
         }
         long written = System.nanoTime() - tw;
         long t0 = System.nanoTime();
+        long cpu0 = cpuMillis();
         int before = openFds();
         int most = before;
         long seen = 0;
@@ -86,7 +94,8 @@ class ManyShardsTest {
             }
         }
         System.err.println("ManyShardsTest: " + SHARDS + " shards written in " + written / 1_000_000 + " ms, loaded in "
-                + (System.nanoTime() - t0) / 1_000_000 + " ms; open descriptors " + before + " before, at most " + most);
+                + (System.nanoTime() - t0) / 1_000_000 + " ms (" + (cpuMillis() - cpu0) + " ms of CPU, all threads); open descriptors "
+                + before + " before, at most " + most);
         assertEquals(SHARDS, seen);
         for (int s = 0; s < SHARDS; s++) {
             assertTrue(got[s], "record " + s + " never came");

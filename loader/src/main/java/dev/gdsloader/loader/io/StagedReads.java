@@ -40,6 +40,8 @@ final class StagedReads implements AutoCloseable {
 
     private final Dataset dataset;
     private final long maxIo;
+    /** Whether shards are opened with {@code O_DIRECT}; without it every reader is exact. */
+    private final boolean direct;
     private final OpenFiles<ShardReader> files;
     private final AtomicLong ioNanos = new AtomicLong();
     /** Per column and shard: whether its pieces are read here; null where every shard's are. */
@@ -58,6 +60,7 @@ final class StagedReads implements AutoCloseable {
     StagedReads(Dataset dataset, EngineConfig config, boolean[][] only) {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
+        this.direct = config.direct();
         this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct(), config.files()), config.openFiles());
         this.only = only;
     }
@@ -211,11 +214,16 @@ final class StagedReads implements AutoCloseable {
         }
 
         /**
-         * Whether shard reads of (column, shard) can be exact: the file is opened now (on the reader thread) to
-         * ask; where that fails the piece is planned as an aligned cover, which suits any descriptor, and the
-         * read reports the failure, naming the file.
+         * Whether shard reads of (column, shard) can be exact: always without {@code O_DIRECT} (buffered and decoded
+         * readers are; the file is not opened for the plan, so a prefetch ring over more shards than the open-file
+         * cache holds does not open each twice); with it the file is opened now (on the reader thread) to ask; where
+         * that fails the piece is planned as an aligned cover, which suits any descriptor, and the read reports the
+         * failure, naming the file.
          */
         private boolean exact(int c, int s) {
+            if (!direct) {
+                return true;
+            }
             try {
                 boolean exact = files.acquire(c, s).exact();
                 files.release(c, s);
