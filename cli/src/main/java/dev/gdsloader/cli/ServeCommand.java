@@ -47,6 +47,11 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
             description = "serve DATASET_ROOT even if it is / or a system directory (/etc, /usr, /home, ...), which is refused otherwise")
     boolean allowSystemRoot;
 
+    @Option(names = "--allow-hard-links",
+            description = "serve regular files with more than one hard link, which are refused otherwise (naming the file): "
+                    + "a hard link under DATASET_ROOT may be a second name of a file outside it")
+    boolean allowHardLinks;
+
     @Option(names = "--cluster", paramLabel = "HOST:PORT,...",
             description = "serve as one part of several servers: every server's address as clients reach it, in part order, "
                     + "the same list on every server (or @FILE: one host:port a line); GetFlightInfo then returns every part's endpoint")
@@ -183,6 +188,9 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
                 .sessionLinger(java.time.Duration.ofSeconds(sessionLingerSeconds));
         if (allowSystemRoot) {
             b.allowSystemRoot();
+        }
+        if (allowHardLinks) {
+            b.allowHardLinks();
         }
         if (cluster != null) {
             if (clusterIndex == null) {

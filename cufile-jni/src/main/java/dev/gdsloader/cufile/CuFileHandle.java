@@ -43,8 +43,26 @@ public final class CuFileHandle implements AutoCloseable {
      * @throws IOException if the file cannot be opened
      */
     public static CuFileHandle register(Path path) throws IOException {
-        CuFileDriver driver = CuFileDriver.get();
-        PosixFile file = PosixFile.openForRead(path, true);
+        return register(PosixFile.openForRead(path, true));
+    }
+
+    /**
+     * Registers a file already open (e.g. beneath a server's root: {@link dev.gdsloader.posix.DirectoryRoot}).
+     *
+     * @param file the file, open read-only (with {@code O_DIRECT} where its filesystem takes it); the handle owns
+     *     it from now on, and it is closed here if registration fails
+     * @return the registered handle, owned by the caller
+     * @throws CuFileException if the driver is unavailable or registration fails, as {@link #register(Path)}
+     */
+    public static CuFileHandle register(PosixFile file) throws IOException {
+        Path path = file.path();
+        CuFileDriver driver;
+        try {
+            driver = CuFileDriver.get();
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
         CUfileDescr_t descr = new CUfileDescr_t();
         try {
             descr.type(cufile.CU_FILE_HANDLE_TYPE_OPAQUE_FD);

@@ -84,6 +84,33 @@ public final class PosixFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Wraps a descriptor another opener of this package made ({@link DirectoryRoot}); the file owns it from now on.
+     *
+     * @param path the file, for messages
+     * @param fd an open descriptor
+     * @param direct whether it was opened with {@code O_DIRECT}
+     * @param note how it was opened, in words
+     * @return the file, owned by the caller
+     */
+    static PosixFile adopt(Path path, int fd, boolean direct, String note) {
+        return new PosixFile(path, fd, direct, note);
+    }
+
+    /**
+     * Describes the open descriptor itself ({@code statx(fd, "", AT_EMPTY_PATH)}): not the path it was opened by,
+     * which may name another file by now.
+     *
+     * @return the file's device, inode, link count, type and size
+     * @throws IOException naming the file and the errno if {@code statx} fails or the file is closed
+     */
+    public FileIdentity identity() throws IOException {
+        if (closed.get()) {
+            throw new IOException(path + ": statx on a closed file");
+        }
+        return FileIdentity.of(path, fd);
+    }
+
     /** @return the path this descriptor was opened from */
     public Path path() {
         return path;

@@ -19,6 +19,7 @@ import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.loader.spi.SlotLayout;
 import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.posix.ShardOpener;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -110,7 +111,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final AtomicInteger LOADERS = new AtomicInteger();
 
     private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason, NativeAllocator parent,
-                      long memoryLimit, List<Integer> group, String placement) throws IOException {
+                      long memoryLimit, List<Integer> group, String placement, ShardOpener files) throws IOException {
         this.group = group == null ? List.of(options.device()) : group;
         this.dataset = dataset.select(options.columns());
         this.options = options;
@@ -132,7 +133,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         PathSelector.Selection sel;
         try {
             sel = PathSelector.select(options.path(), this.dataset,
-                    new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes(), allocator));
+                    new EngineConfig(options.maxIoBytes(), options.directIo(), options.gdsThresholdBytes(), allocator, files, 0));
         } catch (IOException | RuntimeException | Error e) {
             allocator.close();
             throw e;
@@ -459,6 +460,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private long memoryLimit = NativeAllocator.UNLIMITED;
         private List<Integer> group;
         private boolean nearData;
+        private ShardOpener files = ShardOpener.byPath();
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -716,6 +718,20 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
 
         /**
+         * Sets how shard files are opened: by path (the default), or, as a prefetch server does,
+         * {@link dev.gdsloader.posix.CheckedFiles}: beneath a root without following links, each the file checked when
+         * the dataset was planned (a refused file fails the batch that reads it, naming the file). The MAPPED path,
+         * which maps shards by path, is not offered then.
+         *
+         * @param opener the opener, used by the loader's I/O threads (thread-safe); not owned
+         * @return this
+         */
+        public Builder files(ShardOpener opener) {
+            this.files = java.util.Objects.requireNonNull(opener, "opener");
+            return this;
+        }
+
+        /**
          * @param names columns to load (all when none are given)
          * @return this
          */
@@ -767,7 +783,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 }
             }
             return new GdsLoader(d, o.withDirectIo(io.direct()).withGdsThresholdBytes(threshold), resume, io.reason(),
-                    allocator, memoryLimit, group, placement);
+                    allocator, memoryLimit, group, placement, files);
         }
     }
 }

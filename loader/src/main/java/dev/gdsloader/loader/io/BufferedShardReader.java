@@ -40,16 +40,27 @@ final class BufferedShardReader implements ShardReader {
      * @return the reader, owned by the caller
      * @throws IOException naming the file if it cannot be opened or mapped
      */
-    @SuppressWarnings("MustBeClosedChecker") // the arena goes to the reader, or is closed below on failure
     static BufferedShardReader open(Path file) throws IOException {
-        PosixFile f = PosixFile.openForRead(file, false);
+        return open(PosixFile.openForRead(file, false));
+    }
+
+    /**
+     * Maps an open file whole, as long as it is now: the very file the descriptor is of, reopened through its
+     * {@code /proc/self/fd} entry (not by its path, which may name another file by now).
+     *
+     * @param f the shard, open; the reader owns it from now on (closed here if mapping fails)
+     * @return the reader, owned by the caller
+     * @throws IOException naming the file if it cannot be mapped
+     */
+    @SuppressWarnings("MustBeClosedChecker") // the arena goes to the reader, or is closed below on failure
+    static BufferedShardReader open(PosixFile f) throws IOException {
         Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(Path.of("/proc/self/fd", Integer.toString(f.fd())), StandardOpenOption.READ)) {
             return new BufferedShardReader(f, arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
         } catch (IOException | RuntimeException e) {
             arena.close();
             f.close();
-            throw new IOException(file + ": cannot map for reading: " + e.getMessage(), e);
+            throw new IOException(f.path() + ": cannot map for reading: " + e.getMessage(), e);
         }
     }
 

@@ -75,8 +75,9 @@ public final class GdsEngine implements IoEngine<GdsEngine.GdsSlot> {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
         this.threshold = config.gdsThresholdBytes();
-        this.files = new OpenFiles<>(dataset, shard -> CuFileHandle.register(shard.file()));
-        this.small = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, false));
+        this.files = new OpenFiles<>(dataset, shard -> CuFileHandle.register(config.files().open(shard.file(), true)),
+                config.openFiles());
+        this.small = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, false, config.files()), config.openFiles());
         this.taken = mode == CuFileMode.GDS ? PathTaken.GDS : PathTaken.CUFILE_COMPAT;
     }
 
@@ -112,7 +113,8 @@ public final class GdsEngine implements IoEngine<GdsEngine.GdsSlot> {
     public void registerAll() throws IOException {
         for (int c = 0; c < dataset.columns().size(); c++) {
             for (int s = 0; s < dataset.columns().get(c).shards().size(); s++) {
-                files.get(c, s);
+                files.acquire(c, s);
+                files.release(c, s);
             }
         }
     }
@@ -270,16 +272,26 @@ public final class GdsEngine implements IoEngine<GdsEngine.GdsSlot> {
             long total = 0;
             for (int i = from; i < to; i++) {
                 if (route[i] == STAGED) {
-                    ShardReader f = small.get(column[i], shard[i]);
-                    long n = f.read(slot.image.segment(), target[i], length[i], fileOffset[i]);
+                    ShardReader f = small.acquire(column[i], shard[i]);
+                    long n;
+                    try {
+                        n = f.read(slot.image.segment(), target[i], length[i], fileOffset[i]);
+                    } finally {
+                        small.release(column[i], shard[i]);
+                    }
                     if (n < length[i]) {
                         throw new IOException(f.path() + ": short read: " + n + " of " + length[i] + " bytes at offset "
                                 + fileOffset[i] + " (file truncated while loading?)");
                     }
                     total += n;
                 } else {
-                    CuFileHandle h = files.get(column[i], shard[i]);
-                    long n = h.read(slot.target.device(), target[i], length[i], fileOffset[i]);
+                    CuFileHandle h = files.acquire(column[i], shard[i]);
+                    long n;
+                    try {
+                        n = h.read(slot.target.device(), target[i], length[i], fileOffset[i]);
+                    } finally {
+                        files.release(column[i], shard[i]);
+                    }
                     if (n < length[i]) {
                         throw new IOException(h.path() + ": short read: cuFileRead returned " + n + " of " + length[i]
                                 + " bytes at offset " + fileOffset[i] + " (file truncated while loading?)");

@@ -687,6 +687,10 @@ public final class MappedEngine implements IoEngine<MappedEngine.MappedSlot> {
         }
 
         private static Verdict check(Map<Path, Long> files, int stagedRuns, EngineConfig config, boolean requested) {
+            if (!config.files().opensByPath()) { // the registry maps shards by path, shared by the process's loaders
+                return Verdict.no("MAPPED path maps shards by path: not offered where files are opened beneath a root"
+                        + " as checked (a prefetch server's)");
+            }
             if (!Cuda.availability().available()) {
                 return Verdict.no((requested ? "MAPPED path needs a GPU: " : "no GPU path: ") + Cuda.availability().reason());
             }

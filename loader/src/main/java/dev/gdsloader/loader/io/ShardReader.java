@@ -3,6 +3,7 @@ package dev.gdsloader.loader.io;
 import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.formats.RecordLayout;
 import dev.gdsloader.posix.PosixFile;
+import dev.gdsloader.posix.ShardOpener;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -44,20 +45,18 @@ interface ShardReader extends AutoCloseable {
      *
      * @param shard the shard's layout
      * @param direct whether to open files with {@code O_DIRECT}
+     * @param opener how files are opened: by path, or beneath a server's root as the files checked
      * @return a reader, owned by the caller
-     * @throws IOException if the file cannot be opened
+     * @throws IOException if the file cannot be opened, or the opener refuses it
+     *     ({@link dev.gdsloader.posix.RefusedFileException}, naming the file)
      */
-    static ShardReader open(RecordLayout shard, boolean direct) throws IOException {
+    static ShardReader open(RecordLayout shard, boolean direct, ShardOpener opener) throws IOException {
         if (shard instanceof HostDecodedRecords decoded) {
             return new DecodedShardReader(decoded);
         }
-        if (!direct) {
-            return BufferedShardReader.open(shard.file());
-        }
-        PosixFile f = PosixFile.openForRead(shard.file(), true);
-        if (!f.isDirect()) { // the filesystem refused O_DIRECT: read through the page cache
-            f.close();
-            return BufferedShardReader.open(shard.file());
+        PosixFile f = opener.open(shard.file(), direct);
+        if (!f.isDirect()) { // buffered, or the filesystem refused O_DIRECT: read through the page cache
+            return BufferedShardReader.open(f);
         }
         return new ShardReader() {
             @Override

@@ -40,6 +40,8 @@ final class StagedReads implements AutoCloseable {
 
     private final Dataset dataset;
     private final long maxIo;
+    /** Whether shards are opened with {@code O_DIRECT}; without it every reader is exact. */
+    private final boolean direct;
     private final OpenFiles<ShardReader> files;
     private final AtomicLong ioNanos = new AtomicLong();
     /** Per column and shard: whether its pieces are read here; null where every shard's are. */
@@ -58,7 +60,8 @@ final class StagedReads implements AutoCloseable {
     StagedReads(Dataset dataset, EngineConfig config, boolean[][] only) {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
-        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct()));
+        this.direct = config.direct();
+        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct(), config.files()), config.openFiles());
         this.only = only;
     }
 
@@ -211,13 +214,20 @@ final class StagedReads implements AutoCloseable {
         }
 
         /**
-         * Whether shard reads of (column, shard) can be exact: the file is opened now (on the reader thread) to
-         * ask; where that fails the piece is planned as an aligned cover, which suits any descriptor, and the
-         * read reports the failure, naming the file.
+         * Whether shard reads of (column, shard) can be exact: always without {@code O_DIRECT} (buffered and decoded
+         * readers are; the file is not opened for the plan, so a prefetch ring over more shards than the open-file
+         * cache holds does not open each twice); with it the file is opened now (on the reader thread) to ask; where
+         * that fails the piece is planned as an aligned cover, which suits any descriptor, and the read reports the
+         * failure, naming the file.
          */
         private boolean exact(int c, int s) {
+            if (!direct) {
+                return true;
+            }
             try {
-                return files.get(c, s).exact();
+                boolean exact = files.acquire(c, s).exact();
+                files.release(c, s);
+                return exact;
             } catch (IOException e) {
                 return false;
             }
@@ -241,9 +251,14 @@ final class StagedReads implements AutoCloseable {
             long total = 0;
             for (int i = from; i < to; i++) {
                 int c = column[i];
-                ShardReader f = files.get(c, shard[i]);
                 byte k = kind[i];
-                long n = f.read(k == EXACT_TO_HOST ? hostDest[c] : staging, readAt[i], length[i], fileOffset[i]);
+                long n;
+                ShardReader f = files.acquire(c, shard[i]);
+                try {
+                    n = f.read(k == EXACT_TO_HOST ? hostDest[c] : staging, readAt[i], length[i], fileOffset[i]);
+                } finally {
+                    files.release(c, shard[i]);
+                }
                 long needed = useTo[i] - fileOffset[i];
                 if (n < needed) {
                     throw new IOException(f.path() + ": short read: " + n + " bytes at offset " + fileOffset[i]

@@ -7,6 +7,9 @@ import dev.gdsloader.formats.registry.ShardFileFormat;
 import dev.gdsloader.formats.registry.ShardFormats;
 import dev.gdsloader.loader.dataset.Column;
 import dev.gdsloader.loader.dataset.Dataset;
+import dev.gdsloader.posix.CheckedFiles;
+import dev.gdsloader.posix.DirectoryRoot;
+import dev.gdsloader.posix.RefusedFileException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -26,16 +29,19 @@ import java.util.stream.Stream;
  * file {@code Dataset.open} would open there (the directory's shard files and their sidecars such as {@code .bin.json},
  * its {@code dataset.json} and each shard it lists) must have a real path inside the root's real path, else the name is
  * refused, naming the name and the entry, never where a link leads. Only links are resolved before the refusal: no file
- * outside the root is opened. {@link #requireInside(Dataset, String)} checks an opened dataset's files once more.
- * A file replaced between the check and the loader's open (by someone who can write under the root) is outside what
- * this guards: clients name datasets, they do not write them.
+ * outside the root is opened. {@link #requireInside(Dataset, String)} checks an opened dataset's files once more and
+ * records each shard's identity ({@link CheckedFiles}: its real path beneath the root, device and inode): the session's
+ * loader opens its shards through that, beneath the root's directory descriptor ({@link DirectoryRoot}) with no link
+ * followed, and refuses a shard that is not the file checked. So a link or another file swapped in under the root
+ * after the check is refused naming the file, never served. A regular file with more than one hard link (possibly a
+ * second name of a file outside the root) is refused unless the server allows hard links ({@code --allow-hard-links}).
  *
  * <p>{@link #forClients} makes a message safe to send to a client: the root's absolute path becomes relative names,
  * and a format error's quoted file bytes are dropped (a number it found, such as a truncated shard's size, is kept).
  *
- * <p>Immutable and thread-safe.
+ * <p>Thread-safe. Owns the root's directory descriptor: {@link #close()} closes it (the server does, after its sessions).
  */
-public final class DatasetRoot {
+public final class DatasetRoot implements AutoCloseable {
     /** What a format error found that a client may be told: a number (a size or count), maybe {@code bytes}, maybe a note. */
     private static final Pattern SIZE_FOUND = Pattern.compile("\\d+( bytes)?( \\([a-z0-9 -]+\\))?");
     /** Refused as roots unless {@code allowSystemRoot}, themselves only: they hold users' and services' own trees. */
@@ -46,10 +52,24 @@ public final class DatasetRoot {
 
     private final Path given;
     private final Path real;
+    private final DirectoryRoot dir;
 
-    private DatasetRoot(Path given, Path real) {
+    private DatasetRoot(Path given, Path real, DirectoryRoot dir) {
         this.given = given;
         this.real = real;
+        this.dir = dir;
+    }
+
+    /**
+     * A root that refuses hard-linked files, as {@link #of(Path, boolean, boolean)}.
+     *
+     * @param root the directory to serve
+     * @param allowSystemRoot as {@link #of(Path, boolean, boolean)}
+     * @return the root, owned by the caller
+     * @throws IOException as {@link #of(Path, boolean, boolean)}
+     */
+    public static DatasetRoot of(Path root, boolean allowSystemRoot) throws IOException {
+        return of(root, allowSystemRoot, false);
     }
 
     /**
@@ -58,11 +78,12 @@ public final class DatasetRoot {
      *     directory under them ({@code /etc}, {@code /usr}, {@code /bin}, {@code /sbin}, {@code /lib*}, {@code /proc},
      *     {@code /sys}, {@code /dev}, {@code /boot}, {@code /root}, {@code /run}, {@code /var/lib}, {@code /var/log},
      *     {@code /var/run}), judged by the path given and by its real path
-     * @return the root
+     * @param allowHardLinks serve regular files with more than one hard link (refused by default, naming the file)
+     * @return the root, owned by the caller (it holds the directory's descriptor)
      * @throws IOException if the root does not exist or is not a directory (saying which), or is a system directory and
      *     that is not allowed (naming the directory and the flag that allows it)
      */
-    public static DatasetRoot of(Path root, boolean allowSystemRoot) throws IOException {
+    public static DatasetRoot of(Path root, boolean allowSystemRoot, boolean allowHardLinks) throws IOException {
         Path given = root.toAbsolutePath().normalize();
         if (!Files.isDirectory(given)) {
             throw new IOException("dataset root " + given + (Files.exists(given, java.nio.file.LinkOption.NOFOLLOW_LINKS)
@@ -74,7 +95,18 @@ public final class DatasetRoot {
                     + " is a system directory: every client could read it; serve a directory of datasets, or pass"
                     + " --allow-system-root (PrefetchServer.Builder.allowSystemRoot()) if that is really meant");
         }
-        return new DatasetRoot(given, real);
+        return new DatasetRoot(given, real, DirectoryRoot.open(real, allowHardLinks));
+    }
+
+    /** @return whether regular files with more than one hard link are served */
+    public boolean allowsHardLinks() {
+        return dir.allowsHardLinks();
+    }
+
+    /** Closes the root's directory descriptor; a session's loader can open no file beneath it afterwards. */
+    @Override
+    public void close() {
+        dir.close();
     }
 
     private static boolean isSystem(Path p) {
@@ -141,21 +173,39 @@ public final class DatasetRoot {
     }
 
     /**
-     * Checks the files an opened dataset reads, after the loader opened it: each must lie inside the root.
+     * Checks the files an opened dataset reads, after {@code Dataset.open} read them: each must lie inside the root,
+     * and each shard is described beneath the root (no link followed) and its identity recorded, for the session's
+     * loader to open it as that file ({@link dev.gdsloader.loader.GdsLoader.Builder#files}).
      *
-     * @param dataset the dataset a loader opened from {@link #resolve}'s path
+     * @param dataset the dataset opened from {@link #resolve}'s path
      * @param name the client's name for it
-     * @throws IllegalArgumentException as {@link #resolve} refuses a name
+     * @return the dataset's shards, checked: the loader's opener
+     * @throws IllegalArgumentException as {@link #resolve} refuses a name; also naming the entry if a shard is not a
+     *     regular file, or has more than one hard link and they are not allowed
      * @throws IOException if a file's real path cannot be read
      */
-    public void requireInside(Dataset dataset, String name) throws IOException {
+    public CheckedFiles requireInside(Dataset dataset, String name) throws IOException {
+        CheckedFiles checked = new CheckedFiles(dir);
         for (Column c : dataset.columns()) {
             for (RecordLayout l : c.shards()) {
                 for (Path f : withSidecars(l.file())) {
                     requireInside(name, f, null, relative(f));
                 }
+                try {
+                    checked.check(l.file());
+                } catch (RefusedFileException e) {
+                    throw new IllegalArgumentException("dataset '" + shown(name) + "' refused: its entry '"
+                            + shown(relative(l.file())) + "' " + switch (e.reason()) {
+                                case HARD_LINK -> "is a regular file with more than one hard link (another name may reach "
+                                        + "it from outside the root): served only by a server started with --allow-hard-links";
+                                case NOT_REGULAR -> "is not a regular file";
+                                default -> "leads outside the server's root (" + e.reason().name().toLowerCase(java.util.Locale.ROOT)
+                                        + "): nothing outside the root is served";
+                            }, e);
+                }
             }
         }
+        return checked;
     }
 
     /** Refuses {@code name} if {@code f} exists and its real path leaves the root; a missing file is left to the opener. */

@@ -1,6 +1,7 @@
 package dev.gdsloader.service.server;
 
 import dev.gdsloader.memory.MemoryBudgetException;
+import dev.gdsloader.posix.RefusedFileException;
 import dev.gdsloader.service.protocol.ErrorCodes;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -10,7 +11,8 @@ import org.apache.arrow.flight.FlightRuntimeException;
 /**
  * Maps what went wrong on the server to a Flight status with a one-line message for the client (service/README.md,
  * "Errors"): INVALID_ARGUMENT (a bad request or option, an unreadable dataset), NOT_FOUND (no such dataset),
- * PERMISSION_DENIED (Flight's UNAUTHORIZED: a dataset name refused: it escapes the root, or is not a safe relative name), RESOURCE_EXHAUSTED
+ * PERMISSION_DENIED (Flight's UNAUTHORIZED: a dataset name refused: it escapes the root, or is not a safe relative name;
+ * or a shard refused when opened: swapped for a link or another file since the check), RESOURCE_EXHAUSTED
  * (a memory budget), UNAVAILABLE (server shutting down), INTERNAL (anything else, e.g. an {@code OutOfMemoryError}).
  * Every message goes through {@link DatasetRoot#forClients} (no root path, no file bytes). Stateless; thread-safe.
  */
@@ -42,6 +44,9 @@ final class Errors {
             } else {
                 s = CallStatus.INVALID_ARGUMENT;
             }
+        } else if (refused(t)) { // a shard swapped or hard-linked since the check: no retry serves it
+            LOG.warning("gdsloader: " + what + " refused a file: " + oneLine(t));
+            s = CallStatus.UNAUTHORIZED;
         } else if (t instanceof Error) {
             LOG.log(Level.SEVERE, "gdsloader: " + what + " failed", t);
             s = CallStatus.INTERNAL;
@@ -54,6 +59,17 @@ final class Errors {
             m = root.forClients(what + " failed: " + t);
         }
         return s.withDescription(m).toRuntimeException();
+    }
+
+    /** @return true if {@code t} or a cause is a file refused beneath the root ({@link RefusedFileException}) */
+    @SuppressWarnings("ReferenceEquality") // a cause chain ends where a cause is itself: the same object
+    private static boolean refused(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof RefusedFileException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return {@code t} and each cause whose message adds something, in one line */

@@ -385,6 +385,7 @@ public final class PrefetchServer implements AutoCloseable {
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
             linger.close(); // no linger left undoes the lingering registrations now; another server's stays
+            root.close(); // a loader still reading (not freed in time) can open no new file beneath it
             if (allFreed && sessions.isEmpty()) {
                 try {
                     arrow.close();
@@ -411,6 +412,7 @@ public final class PrefetchServer implements AutoCloseable {
         private NativeAllocator allocator = NativeAllocator.root();
         private BufferAllocator arrow;
         private boolean allowSystemRoot;
+        private boolean allowHardLinks;
         private Cluster cluster;
         private String token;
         private Path tlsCert;
@@ -475,6 +477,18 @@ public final class PrefetchServer implements AutoCloseable {
          */
         public Builder allowSystemRoot() {
             this.allowSystemRoot = true;
+            return this;
+        }
+
+        /**
+         * Serves regular files with more than one hard link ({@code serve --allow-hard-links}), which are refused by
+         * default, naming the file: a hard link under the root may be a second name of a file outside it, which its
+         * path cannot tell (service/README.md, "Security").
+         *
+         * @return this
+         */
+        public Builder allowHardLinks() {
+            this.allowHardLinks = true;
             return this;
         }
 
@@ -584,7 +598,13 @@ public final class PrefetchServer implements AutoCloseable {
          *     be read
          */
         public PrefetchServer start() throws IOException {
-            return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
+            DatasetRoot r = DatasetRoot.of(root, allowSystemRoot, allowHardLinks);
+            try {
+                return new PrefetchServer(this, r);
+            } catch (IOException | RuntimeException | Error e) {
+                r.close();
+                throw e;
+            }
         }
     }
 }

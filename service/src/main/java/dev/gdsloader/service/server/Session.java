@@ -6,6 +6,7 @@ import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.loader.LoaderState;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.memory.NativeAllocator;
+import dev.gdsloader.posix.CheckedFiles;
 import dev.gdsloader.service.protocol.Request;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -97,7 +98,7 @@ final class Session {
             LOG.log(Level.FINE, "gdsloader: session " + id + ": dataset '" + r.dataset() + "' cannot be opened", e);
             throw new IllegalArgumentException("dataset '" + r.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
         }
-        root.requireInside(ds, r.dataset()); // what it opened, checked once more
+        CheckedFiles files = root.requireInside(ds, r.dataset()); // what it opened, checked once more, identities kept
         LoaderState start = r.state();
         if (start == null) {
             start = new LoaderState(r.epoch(), 0, ds.recordCount(), o.batchSize(), o.sampler());
@@ -110,7 +111,7 @@ final class Session {
         BufferAllocator arrow = null;
         try {
             arrow = serverArrow.newChildAllocator("session " + id, 0, Long.MAX_VALUE);
-            GdsLoader l = GdsLoader.builder(ds).options(o).allocator(memory).resumeFrom(start).build();
+            GdsLoader l = GdsLoader.builder(ds).options(o).allocator(memory).resumeFrom(start).files(files).build();
             String refusal = delivery.refusal(l);
             if (refusal != null) {
                 l.close();
