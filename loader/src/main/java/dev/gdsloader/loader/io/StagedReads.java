@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
@@ -58,7 +59,9 @@ final class StagedReads implements AutoCloseable {
     StagedReads(Dataset dataset, EngineConfig config, boolean[][] only) {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
-        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct()));
+        // host-decoded shards are charged to the loader's budget while they decode; other files open as ShardReader does
+        this.files = new OpenFiles<>(dataset, shard -> shard instanceof HostDecodedRecords d
+                ? new DecodedShardReader(d, config.hostBudget()) : ShardReader.open(shard, config.direct()));
         this.only = only;
     }
 
