@@ -36,4 +36,17 @@ class DirectReadCeilingTest {
             assertEquals(direct, r.direct(), "reports whether O_DIRECT was used");
         }
     }
+
+    @Test
+    void aFileOfManyColumnsIsReadOnce() throws IOException {
+        List<dev.gdsloader.formats.arrow.ArrowWriter.ColumnData> cols = new java.util.ArrayList<>();
+        for (int c = 0; c < 50; c++) {
+            cols.add(new dev.gdsloader.formats.arrow.ArrowWriter.ColumnData("c" + c, dev.gdsloader.formats.DType.UINT8,
+                    new long[0], new byte[1000]));
+        }
+        Path f = dir.resolve("wide-00000.arrow");
+        dev.gdsloader.formats.arrow.ArrowWriter.write(f, cols, 1000);
+        DirectReadCeiling.Result r = DirectReadCeiling.measure(Dataset.open(dir), 2, 16384);
+        assertEquals(Files.size(f), r.bytes(), "the file's bytes once, not once per column");
+    }
 }

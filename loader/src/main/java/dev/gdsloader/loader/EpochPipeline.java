@@ -169,7 +169,7 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
             if (next == null) {
                 long t0 = System.nanoTime();
                 try {
-                    next = ready.take(); // an entry, the reader's failure, or the end (the reader ended, or a stop)
+                    next = awaitItem(); // an entry, the reader's failure, or the end (the reader ended, or a stop)
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException("interrupted while waiting for a batch", e);
@@ -181,6 +181,36 @@ final class EpochPipeline implements Iterator<Batch>, AutoCloseable {
         return next != Handover.End.END; // the end stays: the hand-over returns it to every later take
     }
 
+    /**
+     * Waits for the reader's next item. While the consumer holds every slot of the ring no batch can be read, so the
+     * wait is bounded by the I/O timeout: a release in that time (from another thread) lets the next batch come.
+     */
+    private Handover.Item awaitItem() throws InterruptedException {
+        if (outstanding.get() < ring.size()) {
+            return ready.take(); // a slot is being read or free: its batch comes, or the reads' own timeout fails it
+        }
+        Handover.Item n = ready.take(ioTimeoutNanos);
+        if (n != null) {
+            return n;
+        }
+        int held = outstanding.get();
+        if (held >= ring.size()) {
+            throw new AllSlotsHeldException(ring.size(), held, TimeUnit.NANOSECONDS.toMillis(ioTimeoutNanos));
+        }
+        return ready.take(); // released just as the wait ended
+    }
+
+    /**
+     * The next batch, waiting for its reads.
+     *
+     * @return the batch, owned by the consumer until {@link Batch#close()}
+     * @throws NoSuchElementException after the epoch's last batch
+     * @throws AllSlotsHeldException if the consumer holds every slot of the ring (prefetch depth) and none was
+     *     released within the I/O timeout
+     * @throws java.io.UncheckedIOException if the batch's reads failed or did not finish within the I/O timeout,
+     *     naming the batch, the file and the offset
+     * @throws IllegalStateException if planning the batch failed, or the waiting thread was interrupted
+     */
     @Override
     public Batch next() {
         if (!hasNext()) {

@@ -289,6 +289,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
      * Starts an epoch. An epoch the consumer left early (breaking out of its loop) is stopped first, as
      * PyTorch's DataLoader does when a new iterator is made; the new epoch is the next one.
      *
+     * <p>The iterator's {@code hasNext()} and {@code next()} wait for the next batch's reads. A consumer may hold up to
+     * {@link #slots()} batches at once; one that holds every slot and asks for another waits up to the I/O timeout
+     * ({@link Builder#ioTimeoutMillis}) for a release (from another thread), then gets an {@link AllSlotsHeldException}
+     * naming the prefetch depth and the batches it holds; after a release it may ask again. At the epoch's end it gets
+     * the end at once, whatever it holds.
+     *
      * @return an iterator over the epoch's batches, in order
      * @throws IllegalStateException if the loader is closed, the previous epoch still has batches the
      *     consumer has not released (naming how many), or the loader serves a device group of two or more GPUs

@@ -136,6 +136,30 @@ final class Handover {
         }
     }
 
+    /**
+     * Takes the next item, waiting at most {@code timeoutNanos} for one.
+     *
+     * @param timeoutNanos how long to wait, nanoseconds
+     * @return as {@link #take()}, or null if nothing came in time
+     * @throws InterruptedException if the waiting thread was interrupted
+     */
+    Item take(long timeoutNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            Item n;
+            long left = timeoutNanos;
+            while ((n = next()) == null) {
+                if (left <= 0) {
+                    return null;
+                }
+                left = changed.awaitNanos(left);
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** With the lock held: the next item, or null while the reader runs and has nothing queued. */
     private Item next() {
         if (stopped) {

@@ -24,7 +24,6 @@ import org.apache.arrow.flatbuf.Footer;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
-import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -75,12 +74,17 @@ public final class ArrowIpcFile {
     private final long fileSize;
     private final Schema schema;
     private final List<BatchInfo> batches;
+    /** Each column's place among a batch's nodes and buffers, and its lookup by name: made once, O(columns). */
+    private final ArrowFieldIndex index;
+    private final List<String> columns;
 
     private ArrowIpcFile(Path file, long fileSize, Schema schema, List<BatchInfo> batches) {
         this.file = file;
         this.fileSize = fileSize;
         this.schema = schema;
         this.batches = batches;
+        this.index = new ArrowFieldIndex(schema);
+        this.columns = schema.getFields().stream().map(Field::getName).toList();
     }
 
     /**
@@ -422,8 +426,8 @@ public final class ArrowIpcFile {
         int needNodes = 0;
         int needBuffers = 0;
         for (Field f : schema.getFields()) {
-            needNodes += nodes(f);
-            needBuffers += buffers(f);
+            needNodes += ArrowFieldIndex.nodes(f);
+            needBuffers += ArrowFieldIndex.buffers(f);
         }
         if (info.nodeLength().length < needNodes || info.bufferOffset().length < needBuffers) {
             throw new FormatException(file, at, "a record batch with " + needNodes + " field nodes and " + needBuffers
@@ -443,8 +447,8 @@ public final class ArrowIpcFile {
                 ArrowType t = f.getType();
                 long childLength = 0;
                 if (f.getDictionary() != null) {
-                    node += nodes(f);
-                    buffer += buffers(f);
+                    node += ArrowFieldIndex.nodes(f);
+                    buffer += ArrowFieldIndex.buffers(f);
                     continue; // its indices; refused by name where it is read
                 }
                 if (t instanceof ArrowType.FixedSizeList l) {
@@ -457,8 +461,8 @@ public final class ArrowIpcFile {
                 if (!info.compressed()) {
                     checkBuffers(file, info, f, node, buffer, length, childLength);
                 }
-                node += nodes(f);
-                buffer += buffers(f);
+                node += ArrowFieldIndex.nodes(f);
+                buffer += ArrowFieldIndex.buffers(f);
             }
         } catch (ArithmeticException e) {
             throw new FormatException(file, at, "record batch sizes that fit 64 bits", "sizes that overflow", e);
@@ -545,7 +549,7 @@ public final class ArrowIpcFile {
 
     /** @return the top-level column names, in schema order */
     public List<String> columns() {
-        return schema.getFields().stream().map(Field::getName).toList();
+        return columns;
     }
 
     /** @return number of record batches */
@@ -582,20 +586,13 @@ public final class ArrowIpcFile {
      */
     public RecordLayout records(String column, int batch) throws FormatException {
         BatchInfo info = batches.get(java.util.Objects.checkIndex(batch, batches.size()));
-        int node = 0;
-        int buffer = 0;
-        Field field = null;
-        for (Field f : schema.getFields()) {
-            if (f.getName().equals(column)) {
-                field = f;
-                break;
-            }
-            node += nodes(f);
-            buffer += buffers(f);
-        }
-        if (field == null) {
+        int i = index.indexOf(column);
+        if (i < 0) {
             throw new IllegalArgumentException(file + ": no column '" + column + "'; columns are " + columns());
         }
+        Field field = index.fields().get(i);
+        int node = index.nodeStart(i);
+        int buffer = index.bufferStart(i);
         String where = "column '" + column + "' of record batch " + batch;
         long at = info.bodyOffset();
         if (field.getDictionary() != null) {
@@ -689,14 +686,13 @@ public final class ArrowIpcFile {
     public ArrowBatchLayout batchLayout(int batch, List<String> wanted) throws FormatException {
         BatchInfo info = batches.get(java.util.Objects.checkIndex(batch, batches.size()));
         java.util.Map<String, ArrowBatchLayout.Column> found = new java.util.HashMap<>();
-        int node = 0;
-        int buffer = 0;
-        for (Field f : schema.getFields()) {
-            if (wanted.contains(f.getName())) {
-                found.put(f.getName(), column(info, batch, f, node, buffer));
+        java.util.Set<String> want = new java.util.HashSet<>(wanted); // not List.contains per field: O(columns^2)
+        List<Field> fields = index.fields();
+        for (int i = 0; i < fields.size(); i++) {
+            Field f = fields.get(i);
+            if (want.contains(f.getName())) {
+                found.put(f.getName(), column(info, batch, f, index.nodeStart(i), index.bufferStart(i)));
             }
-            node += nodes(f);
-            buffer += buffers(f);
         }
         List<ArrowBatchLayout.Column> cols = new ArrayList<>();
         for (String w : wanted) {
@@ -772,29 +768,5 @@ public final class ArrowIpcFile {
         }
         DType d = ArrowTypes.dtype(t);
         return d == null ? 0 : d.itemSize() * 8;
-    }
-
-    /** Field nodes of a field in pre-order: itself and its descendants (Arrow columnar format, "Buffer layout"). */
-    private static int nodes(Field f) {
-        if (f.getDictionary() != null) {
-            return 1; // a dictionary-encoded field is its indices in the batch; the values are in the dictionary batch
-        }
-        int n = 1;
-        for (Field c : f.getChildren()) {
-            n += nodes(c);
-        }
-        return n;
-    }
-
-    /** Buffers of a field and its descendants, from Arrow Java's own layout table ({@link TypeLayout}). */
-    private static int buffers(Field f) {
-        if (f.getDictionary() != null) {
-            return 2; // validity and the integer indices
-        }
-        int n = TypeLayout.getTypeBufferCount(f.getType());
-        for (Field c : f.getChildren()) {
-            n += buffers(c);
-        }
-        return n;
     }
 }

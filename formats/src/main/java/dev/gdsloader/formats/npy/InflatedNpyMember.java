@@ -64,11 +64,15 @@ public record InflatedNpyMember(Path file, String member, long headerBytes, DTyp
         try (NpzArchive.Open zip = NpzArchive.Open.of(file);
              InputStream in = new CheckedInputStream(zip.inflate(member), crc)) {
             in.skipNBytes(headerBytes);
-            byte[] data = in.readNBytes(need);
-            if (data.length < need || in.read() >= 0) {
+            // one array of the declared size, filled in place: inflating never holds more than the header's shape
+            // (readNBytes(int) would grow buffers and copy them, twice the bytes at its peak), and a stream that
+            // inflates past it is stopped at its first extra byte
+            byte[] data = new byte[need];
+            int got = in.readNBytes(data, 0, need);
+            if (got < need || in.read() >= 0) {
                 throw new FormatException(file, storedOffset, "member '" + member + "' (deflated): " + need
-                        + " data bytes after its " + headerBytes + "-byte .npy header", data.length < need
-                        ? data.length + " bytes" : "more bytes than the header's shape needs");
+                        + " data bytes after its " + headerBytes + "-byte .npy header", got < need
+                        ? got + " bytes" : "more bytes than the header's shape and the archive's size declare");
             }
             // the whole member is inflated now: its CRC-32 must be the one the archive recorded (as numpy's
             // zipfile checks: "Bad CRC-32 for file ..."), or a damaged deflate stream would load silently

@@ -13,7 +13,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.ZipEntry;
 import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
 import org.apache.commons.compress.archivers.zip.ZipFile;
@@ -48,6 +50,13 @@ public final class NpzArchive {
                          NpyHeader header, RecordLayout records) {
     }
 
+    /**
+     * Most bytes one stored byte of a deflate stream can inflate to: a block of length-258 matches at one bit each
+     * is 1032:1 (RFC 1951; zlib's technical details give the same bound). A member declaring more than this many
+     * times its stored size is refused before anything is inflated.
+     */
+    static final long MAX_DEFLATE_RATIO = 1032;
+
     private final Path file;
     private final List<Member> members;
 
@@ -63,14 +72,25 @@ public final class NpzArchive {
      * @param file an {@code .npz} file
      * @return its members
      * @throws FormatException naming the archive, the member and the offset: not a ZIP archive (truncated, no
-     *     central directory), a member not named {@code *.npy}, an unsupported method or encryption, a bad
+     *     central directory), two members of one name (both offsets named), a member not named {@code *.npy}, a
+     *     deflated member declaring more than {@value #MAX_DEFLATE_RATIO} times its stored size, an unsupported
+     *     method or encryption, a bad
      *     {@code .npy} header, or a header whose shape and dtype need another size than the member has
      * @throws IOException if the file cannot be read
      */
     public static NpzArchive open(Path file) throws IOException {
         List<Member> members = new ArrayList<>();
+        Map<String, Long> seen = new HashMap<>();
         try (Open zip = Open.of(file); FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             for (ZipArchiveEntry e : Collections.list(zip.zip.getEntriesInPhysicalOrder())) {
+                Long first = seen.putIfAbsent(e.getName(), e.getLocalHeaderOffset());
+                if (first != null) {
+                    // numpy reads the last of them (zipfile keeps one entry per name), ZipFile.getEntry the first:
+                    // which one is meant cannot be known, so neither is read
+                    throw new FormatException(file, e.getLocalHeaderOffset(), "member names that occur once each",
+                            "member '" + e.getName() + "' twice: local headers at offsets " + first + " and "
+                                    + e.getLocalHeaderOffset());
+                }
                 members.add(member(zip, ch, e));
             }
         }
@@ -108,6 +128,12 @@ public final class NpzArchive {
         }
         if (e.getMethod() == ZipEntry.DEFLATED) {
             long data = zip.dataOffset(e);
+            long stored = e.getCompressedSize();
+            if (stored < 0 || size > Math.max(1, stored) * MAX_DEFLATE_RATIO) {
+                throw new FormatException(file, data, "member '" + name + "' (deflated): at most " + MAX_DEFLATE_RATIO
+                        + " inflated bytes per stored byte (deflate's limit)", "a declared size of " + size + " bytes from "
+                        + stored + " stored bytes");
+            }
             NpyHeader h;
             try (InputStream in = zip.inflate(name)) {
                 h = header(file, name, data, () -> NpyHeader.read(new InflatedPrefix(in, size), file));

@@ -7,8 +7,11 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * One shard file format, everything the project knows about it in one place: the file-name suffixes that mark it, its
@@ -74,6 +77,28 @@ public interface ShardFileFormat {
      *     (naming the file, the offset and what was expected)
      */
     List<RecordLayout> open(Path file, String column) throws IOException;
+
+    /**
+     * The reader for a whole file: its columns, in the file's order, each with its runs where {@code wanted} accepts it
+     * (an empty list where it does not; those are not opened). The default reads {@link #columns} and then
+     * {@link #open} per wanted column; a format whose {@code open} parses the whole file (Arrow's footer and schema)
+     * overrides it to parse once, so that a file's cost is linear in its columns.
+     *
+     * @param file a shard file of this format
+     * @param stem as in {@link #columns}
+     * @param wanted which columns to open
+     * @return per column name, in the file's order (a name held twice appears once): its runs, or an empty list
+     * @throws IOException as {@link #columns} and {@link #open}
+     */
+    default Map<String, List<RecordLayout>> openColumns(Path file, String stem, Predicate<String> wanted) throws IOException {
+        Map<String, List<RecordLayout>> out = new LinkedHashMap<>();
+        for (String c : columns(file, stem)) {
+            if (!out.containsKey(c)) {
+                out.put(c, wanted.test(c) ? open(file, c) : List.of());
+            }
+        }
+        return out;
+    }
 
     /**
      * @return the writer of this format's shards, or empty where the project writes none (npz)

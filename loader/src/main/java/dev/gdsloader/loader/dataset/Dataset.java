@@ -340,17 +340,15 @@ public final class Dataset {
     private static void add(Map<String, List<RecordLayout>> byColumn, Map<String, List<String>> stemColumns, String stem,
                             Path file, Predicate<String> wanted) throws IOException {
         ShardFileFormat format = ShardFormats.require(file);
-        List<String> names = format.columns(file, stem);
+        Map<String, List<RecordLayout>> opened = format.openColumns(file, stem, wanted); // one parse of the file
+        List<String> names = List.copyOf(opened.keySet());
         List<String> before = stemColumns.putIfAbsent(stem, names);
         if (before != null && !new java.util.HashSet<>(before).equals(new java.util.HashSet<>(names))) {
             throw new IOException(file + ": holds " + names + " but the other '" + stem + "' shards hold " + before
                     + ": every shard of one name must hold the same columns");
         }
-        for (String c : names) {
-            List<RecordLayout> runs = byColumn.computeIfAbsent(c, k -> new ArrayList<>());
-            if (wanted.test(c)) {
-                runs.addAll(format.open(file, c));
-            }
+        for (var c : opened.entrySet()) {
+            byColumn.computeIfAbsent(c.getKey(), k -> new ArrayList<>()).addAll(c.getValue());
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.gdsloader.loader.io;
 
+import dev.gdsloader.formats.HostDecodedRecords;
 import dev.gdsloader.loader.dataset.Dataset;
 import dev.gdsloader.loader.plan.Alignment;
 import dev.gdsloader.loader.plan.ColumnPieces;
@@ -61,7 +62,10 @@ final class StagedReads implements AutoCloseable {
         this.dataset = dataset;
         this.maxIo = config.maxIo();
         this.direct = config.direct();
-        this.files = new OpenFiles<>(dataset, shard -> ShardReader.open(shard, config.direct(), config.files()), config.openFiles());
+        // host-decoded shards are charged to the loader's budget while they decode; other files open as ShardReader does
+        this.files = new OpenFiles<>(dataset, shard -> shard instanceof HostDecodedRecords d
+                ? new DecodedShardReader(d, config.hostBudget()) : ShardReader.open(shard, config.direct(), config.files()),
+                config.openFiles());
         this.only = only;
     }
 

@@ -365,7 +365,7 @@ public final class SlotLoad {
             if (error == null) {
                 work.finish();
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // the batch's error, for the consumer: a pool thread never dies of it
             error = e;
         } finally {
             idle();

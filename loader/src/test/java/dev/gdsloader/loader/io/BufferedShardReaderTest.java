@@ -2,7 +2,6 @@ package dev.gdsloader.loader.io;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -17,7 +16,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Exact reads through the page cache: mapped small pieces, pread large ones, and a file cut under the mapping. */
+/** Exact reads through the page cache by {@code pread}, and a file cut while it is open. */
 class BufferedShardReaderTest {
     @TempDir
     Path dir;
@@ -29,7 +28,7 @@ class BufferedShardReaderTest {
         Path f = Files.write(dir.resolve("x.bin"), data);
         try (BufferedShardReader r = BufferedShardReader.open(f); Arena a = Arena.ofConfined()) {
             MemorySegment dst = a.allocate(data.length);
-            for (long[] piece : new long[][] {{777, 784}, {1, BufferedShardReader.MAP_BELOW + 13}, {data.length - 100, 100}}) {
+            for (long[] piece : new long[][] {{777, 784}, {1, (256 << 10) + 13}, {data.length - 100, 100}}) {
                 int len = (int) piece[1];
                 assertEquals(len, r.read(dst, 5, len, piece[0]));
                 byte[] got = dst.asSlice(5, len).toArray(ValueLayout.JAVA_BYTE);
@@ -43,25 +42,26 @@ class BufferedShardReaderTest {
     }
 
     /**
-     * A file cut under its mapping fails the read loudly, and the JVM lives on. HotSpot raises the SIGBUS of a copy
-     * out of the mapping as an {@link InternalError}: where it is delivered inside the copy, the reader names the file
-     * and offset ({@link IOException}); where the VM delivers it after the copy has returned (it does so from
-     * intrinsic copies, at its next safepoint poll; seen on a clean CI clone), it arrives as the JVM's own
-     * {@code InternalError} right after the read. Either way nothing is read from the wrong place and nothing hangs.
+     * A file cut after it was opened gives short reads, never a fault: every read of the cut part returns 0 bytes, the
+     * reader stays usable for what is left, and nothing kills the reading thread (issue 21, finding 8: copies out of
+     * a mapping raised an asynchronous {@link InternalError} instead).
      */
     @Test
-    void aFileCutAfterItWasMappedFailsTheReadLoudly() throws IOException {
-        Path f = Files.write(dir.resolve("cut.bin"), new byte[64 << 10]);
+    void aFileCutAfterItWasOpenedGivesShortReadsNotAFault() throws IOException {
+        byte[] data = new byte[64 << 10];
+        new Random(5).nextBytes(data);
+        Path f = Files.write(dir.resolve("cut.bin"), data);
         try (BufferedShardReader r = BufferedShardReader.open(f); Arena a = Arena.ofConfined()) {
+            MemorySegment dst = a.allocate(data.length);
+            assertEquals(784, r.read(dst, 0, 784, 32 << 10), "read before the cut");
             try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-                ch.truncate(0);
+                ch.truncate(1000);
             }
-            Throwable t = assertThrows(Throwable.class, () -> r.read(a.allocate(784), 0, 784, 32 << 10));
-            if (t instanceof IOException e) {
-                assertTrue(e.getMessage().startsWith(f + ": 784 bytes at offset 32768 are gone"), e.getMessage());
-            } else {
-                assertTrue(t instanceof InternalError && t.getMessage().contains("unsafe memory access"), t.toString());
+            for (int i = 0; i < 1000; i++) { // many small reads, as the hot path makes them: none faults
+                assertEquals(0, r.read(dst, 0, 784, (32 << 10) + 784L * (i % 32)));
             }
+            assertEquals(1000 - 600, r.read(dst, 0, 784, 600), "the part before the cut is still read");
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, 600, 1000), dst.asSlice(0, 400).toArray(ValueLayout.JAVA_BYTE));
         }
     }
 }
