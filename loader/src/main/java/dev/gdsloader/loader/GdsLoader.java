@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -75,7 +76,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final IoEngine<?> engine;
     private final PathTaken taken; // the engine's path
     private final String pathReason;
-    private final ThreadPoolExecutor pool;
+    /** Where reads run: {@link #ownPool}, or the caller's executor ({@link Builder#ioExecutor}). */
+    private final Executor pool;
+    /** The loader's own I/O threads, or null when it runs on the caller's executor (or the constructor failed first). */
+    private final ThreadPoolExecutor ownPool;
     private final NativeAllocator allocator;
     private final List<Integer> group; // the device group, options.device() first; one GPU for a plain loader
     private final FanOutPlan fanOutPlan;
@@ -110,7 +114,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final AtomicInteger LOADERS = new AtomicInteger();
 
     private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason, NativeAllocator parent,
-                      long memoryLimit, List<Integer> group, String placement) throws IOException {
+                      long memoryLimit, List<Integer> group, String placement, Executor ioExecutor)
+            throws IOException {
         this.group = group == null ? List.of(options.device()) : group;
         this.dataset = dataset.select(options.columns());
         this.options = options;
@@ -168,9 +173,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         // a queue that holds every task of every slot (and each slot's planning parts), so submitting never blocks,
         // rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + SlotLoad.MAX_PLANNING_PARTS));
+        this.ownPool = ioExecutor != null ? null : new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0,
+                TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(queue), ioThreads(options.device(), taken.onDevice()));
+        this.pool = ownPool != null ? ownPool : onDevice(ioExecutor, options.device(), taken.onDevice());
         try {
-            this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                    new ArrayBlockingQueue<>(queue), ioThreads(options.device(), taken.onDevice()));
             checkBudget(engine.hostBytesPerSlot(layout), taken.onDevice() ? layout.targetBytes() : 0, options.prefetchDepth(),
                     taken);
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
@@ -198,6 +204,14 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static String ring(int depth, long perSlot, String kind) {
         return String.format(java.util.Locale.ROOT, "prefetch depth %d x %.1f MiB of %s memory per slot = %.2f GB", depth,
                 perSlot / 1048576.0, kind, (double) perSlot * depth / 1e9);
+    }
+
+    /** @return {@code executor}, making {@code device} current on the running thread before each task on a device path */
+    private static Executor onDevice(Executor executor, int device, boolean gpu) {
+        return !gpu ? executor : r -> executor.execute(() -> {
+            CudaDevice.makeCurrent(device);
+            r.run();
+        });
     }
 
     private static ThreadFactory ioThreads(int device, boolean gpu) {
@@ -416,9 +430,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
         boolean stopped = epoch == null || epoch.stop(10_000);
         try {
-            if (pool != null) { // null if the constructor failed before making it
-                pool.shutdownNow();
-                stopped &= pool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
+            if (ownPool != null) { // null on the caller's executor, whose tasks of this loader the ring's quiesce awaited
+                ownPool.shutdownNow();
+                stopped &= ownPool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -459,6 +473,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private long memoryLimit = NativeAllocator.UNLIMITED;
         private List<Integer> group;
         private boolean nearData;
+        private Executor ioExecutor;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -571,6 +586,25 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          */
         public Builder ioThreads(int threads) {
             options = options.withIoThreads(threads);
+            return this;
+        }
+
+        /**
+         * Runs this loader's reads on the caller's executor instead of {@link #ioThreads} threads of its own (e.g. one
+         * pool shared by every loader of a server, so that its thread count does not depend on what each loader was
+         * asked for); {@link LoaderOptions#ioThreads()} is then kept in the options but starts no thread. The loader
+         * never shuts the executor down: {@link GdsLoader#close()} waits (up to 10 s, as for its own threads) until its
+         * reads queued or running there are done. The executor must accept every task while the loader is open (an
+         * unbounded queue); the loader's tasks never wait on each other, so any number of loaders may share a pool of
+         * any size. On a device path each task first makes the loader's device current on the
+         * thread that runs it.
+         *
+         * @param executor where reads run, owned by the caller (who shuts it down after closing the loader); null for the
+         *     loader's own threads (the default)
+         * @return this
+         */
+        public Builder ioExecutor(Executor executor) {
+            this.ioExecutor = executor;
             return this;
         }
 
@@ -767,7 +801,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 }
             }
             return new GdsLoader(d, o.withDirectIo(io.direct()).withGdsThresholdBytes(threshold), resume, io.reason(),
-                    allocator, memoryLimit, group, placement);
+                    allocator, memoryLimit, group, placement, ioExecutor);
         }
     }
 }
