@@ -15,7 +15,42 @@ public final class ErrorCodes {
     /** Prefix of the UNAVAILABLE message a closing server sends its streams. */
     public static final String SHUTTING_DOWN = "server shutting down";
 
+    /**
+     * Trailer key of the RESOURCE_EXHAUSTED status a server sends on a connection it refused (beyond its connection
+     * limits; the value is the message): transient, a client retries the call on a new connection within its reconnect
+     * timeout ({@link #retryable(FlightRuntimeException)}). Session, call and memory budget refusals do not carry it.
+     */
+    public static final String LIMIT_KEY = "gdsloader-limit";
+
     private ErrorCodes() {
+    }
+
+    /**
+     * @param message the limit's message (ASCII)
+     * @return trailers marking a RESOURCE_EXHAUSTED status as a transient limit ({@link #LIMIT_KEY})
+     */
+    public static io.grpc.Metadata limitTrailers(String message) {
+        io.grpc.Metadata m = new io.grpc.Metadata();
+        m.put(io.grpc.Metadata.Key.of(LIMIT_KEY, io.grpc.Metadata.ASCII_STRING_MARSHALLER), message);
+        return m;
+    }
+
+    /**
+     * @param e a failed call
+     * @return true if a client reconnects and retries it: a {@link #retryable(FlightStatusCode) retryable code}, or the
+     *     RESOURCE_EXHAUSTED of a refused connection ({@link #LIMIT_KEY})
+     */
+    public static boolean retryable(FlightRuntimeException e) {
+        return retryable(e.status().code()) || connectionRefused(e);
+    }
+
+    /**
+     * @param e a failed call
+     * @return true if it is the RESOURCE_EXHAUSTED of a connection the server refused ({@link #LIMIT_KEY})
+     */
+    public static boolean connectionRefused(FlightRuntimeException e) {
+        return e.status().code() == FlightStatusCode.RESOURCE_EXHAUSTED && e.status().metadata() != null
+                && e.status().metadata().containsKey(LIMIT_KEY);
     }
 
     /**
