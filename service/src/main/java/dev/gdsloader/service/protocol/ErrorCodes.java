@@ -21,6 +21,11 @@ public final class ErrorCodes {
      * timeout ({@link #retryable(FlightRuntimeException)}). Session, call and memory budget refusals do not carry it.
      */
     public static final String LIMIT_KEY = "gdsloader-limit";
+    /**
+     * Prefix of the message of that RESOURCE_EXHAUSTED (e.g. {@code connection limit reached: 16 authenticated
+     * connections at once from 127.0.0.1 (...)}): how a client without access to trailers (pyarrow) recognises it.
+     */
+    public static final String CONNECTION_LIMIT = "connection limit reached";
 
     private ErrorCodes() {
     }

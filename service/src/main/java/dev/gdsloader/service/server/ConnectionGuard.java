@@ -1,5 +1,6 @@
 package dev.gdsloader.service.server;
 
+import dev.gdsloader.service.protocol.ErrorCodes;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -166,13 +167,13 @@ final class ConnectionGuard {
             if (c.address != null && perAddress.getOrDefault(c.address, 0) >= limits.connectionsPerAddress()) {
                 shed = oldestUnauthenticated(c.address);
                 if (shed == null) {
-                    refusal = "connection limit reached: " + limits.connectionsPerAddress() + " authenticated connections at once from "
+                    refusal = ErrorCodes.CONNECTION_LIMIT + ": " + limits.connectionsPerAddress() + " authenticated connections at once from "
                             + c.address.getHostAddress() + " (ServerLimits.connectionsPerAddress, serve --max-connections-per-address)";
                 }
             } else if (admitted.size() >= limits.connections()) {
                 shed = oldestUnauthenticated(null);
                 if (shed == null) {
-                    refusal = "connection limit reached: " + limits.connections() + " authenticated connections at once on this "
+                    refusal = ErrorCodes.CONNECTION_LIMIT + ": " + limits.connections() + " authenticated connections at once on this "
                             + "server (ServerLimits.connections, serve --max-connections)";
                 }
             }
