@@ -11,7 +11,7 @@ import java.util.logging.Logger;
  * Records what one logger (and its children) logs at WARNING and above, from {@link #on} until {@link #close()}, which
  * takes the handler off again. Thread-safe.
  */
-public final class LogWarnings extends Handler {
+public final class LogWarnings extends Handler implements AutoCloseable {
     private final Logger logger;
     private final List<LogRecord> records = new ArrayList<>();
 

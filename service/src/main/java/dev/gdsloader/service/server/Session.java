@@ -268,11 +268,21 @@ final class Session {
         }
     }
 
-    /** Drops a holder; the last frees the session on the cleanup executor. */
+    /**
+     * Drops a holder; the last frees the session on the cleanup executor, or on this thread if the executor cannot
+     * take it (a cleanup thread that cannot start, as without threads left: the session's memory must come back all
+     * the same, and the caller must not see a failure that would make it release again).
+     */
     void unhold() {
         int n = holds.decrementAndGet();
         if (n == 0) {
-            cleanup.execute(this::free);
+            try {
+                cleanup.execute(this::free);
+            } catch (RuntimeException | Error e) { // RejectedExecutionException, OutOfMemoryError: no thread for it
+                LOG.log(Level.WARNING, "gdsloader: session " + id + " freed on the releasing thread: the cleanup executor "
+                        + "could not take it (" + e + ")");
+                free();
+            }
         } else if (n < 0) {
             throw new IllegalStateException("session " + id + " released more often than held");
         }

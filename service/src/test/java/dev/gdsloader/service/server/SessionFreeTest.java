@@ -93,4 +93,23 @@ class SessionFreeTest {
         }
     }
 
+    @Test
+    void aCleanupThreadThatCannotStartStillFreesTheSessionOnce() throws Exception {
+        java.util.concurrent.Executor noThread = r -> {
+            throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource limits "
+                    + "reached (injected)");
+        };
+        try (LogWarnings w = LogWarnings.on(Session.class.getName()); BufferAllocator arrow = new RootAllocator();
+             NativeAllocator memory = NativeAllocator.root().newChild("SessionFreeTest", 1L << 30, 1L << 30)) {
+            ServiceShards.write(dir.resolve("train"), 10, 10);
+            Request r = new Request("train", LoaderOptions.defaults().withBatchSize(4), Delivery.HOST, 0, null);
+            Session s = Session.open("t", r, DatasetRoot.of(dir, false), memory, arrow, CEILINGS, noThread, x -> { });
+            assertTrue(memory.outstandingBytes() > 0, "the session's ring is held");
+            s.unhold(); // the last holder: the executor cannot take the free, the releasing thread does it
+            assertTrue(s.awaitFreed(0), "freed before unhold returned");
+            assertEquals(0, memory.outstandingBytes(), memory.describeOutstanding());
+            assertEquals(1, w.records().size(), "one line saying where it was freed");
+            assertTrue(w.records().get(0).getMessage().contains("freed on the releasing thread"), w.records().get(0).getMessage());
+        }
+    }
 }
