@@ -68,6 +68,7 @@ final class ConnectionGuard {
     private final AtomicInteger refused = new AtomicInteger();
     private final AtomicLong acceptedTotal = new AtomicLong();
     private final AtomicLong refusedTotal = new AtomicLong();
+    private final AtomicLong closedTotal = new AtomicLong();
 
     /** One accepted connection. */
     private static final class Conn {
@@ -76,6 +77,8 @@ final class ConnectionGuard {
         /** Why it is refused (the RESOURCE_EXHAUSTED message), or null if admitted. */
         final String refusal;
         volatile boolean authenticated;
+        /** Closed for a newer connection; one accepted in the same read, not yet on its event loop, closes as it starts. */
+        volatile boolean shed;
 
         Conn(Channel channel, InetAddress address, String refusal) {
             this.channel = channel;
@@ -97,6 +100,11 @@ final class ConnectionGuard {
     /** @return connections accepted since the server started, admitted or refused (tests wait on it) */
     long acceptedTotal() {
         return acceptedTotal.get();
+    }
+
+    /** @return connections closed since the server started, admitted or refused (tests wait on it) */
+    long closedTotal() {
+        return closedTotal.get();
     }
 
     /** @return connections refused since the server started (tests wait on it) */
@@ -191,7 +199,10 @@ final class ConnectionGuard {
         if (shed != null) {
             Conn s = shed;
             LOG.fine(() -> "gdsloader: closing connection " + s.channel.remoteAddress() + ", not authenticated, for a new one");
-            close(s.channel);
+            s.shed = true; // before the check: one registered after it sees the mark as it becomes active
+            if (s.channel.isRegistered()) {
+                close(s.channel);
+            }
         }
         return null;
     }
@@ -252,6 +263,7 @@ final class ConnectionGuard {
                     byRemote.put(remote, conn);
                 }
                 child.closeFuture().addListener(f -> {
+                    closedTotal.incrementAndGet();
                     if (remote != null) {
                         byRemote.remove(remote, conn);
                     }
@@ -278,8 +290,8 @@ final class ConnectionGuard {
     }
 
     /**
-     * Closes a refused connection {@value #REFUSED_MILLIS} ms after it became active, and an admitted one that has not
-     * authenticated {@link ServerLimits#authTimeout()} after.
+     * Closes a refused connection {@value #REFUSED_MILLIS} ms after it became active, an admitted one that has not
+     * authenticated {@link ServerLimits#authTimeout()} after, and one shed before it became active at once.
      */
     private final class Deadline extends ChannelInboundHandlerAdapter {
         private final Conn conn;
@@ -291,6 +303,10 @@ final class ConnectionGuard {
         @Override
         @SuppressWarnings("FutureReturnValueIgnored") // Netty: the outcome is the channel's close
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            if (conn.shed) { // closed for a newer connection before it reached its event loop
+                ctx.close();
+                return;
+            }
             long millis = conn.refusal != null ? REFUSED_MILLIS : limits.authTimeout().toMillis();
             ctx.executor().schedule(() -> {
                 if (conn.refusal != null || !conn.authenticated) {

@@ -9,7 +9,7 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@link #connections()} TCP connections open at once (default 256), {@link #connectionsPerAddress()} of them from
- *       one client address (default 16), authenticated ones first ({@link ConnectionGuard}): a connection that would go
+ *       one client address (default 16), authenticated ones first ({@code ConnectionGuard}): a connection that would go
  *       past either closes the oldest connection of that scope that has not authenticated yet; where every one has,
  *       the new one is refused: each of its calls ends RESOURCE_EXHAUSTED naming the limit, and it is closed.</li>
  *   <li>{@link #authTimeout()} (default 3 s): a connection that has not started a call that passed authentication
@@ -28,7 +28,7 @@ import java.util.Objects;
  *   <li>{@link #memoryBudget()} (default 4 GiB): native memory, host and device each, for all sessions' loaders (their
  *       rings of slots) together, taken from the server's allocator; a session that does not fit is refused
  *       RESOURCE_EXHAUSTED naming the budget and what it asked for.</li>
- *   <li>What a request may ask for ({@link SessionCeilings}): its reads run on the server's one pool of
+ *   <li>What a request may ask for ({@code SessionCeilings}): its reads run on the server's one pool of
  *       {@link #ioThreads()} threads (default 16), whatever {@code ioThreads} the request names (clamped to it); a
  *       {@code prefetchDepth} above {@link #maxPrefetchDepth()} (default 16) or a batch of more than
  *       {@link #maxBatchBytes()} bytes (default 1 GiB: batch size x the bytes of a record of the columns asked for) is
