@@ -61,7 +61,7 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
     Integer maxConnections;
 
     @Option(names = "--max-connections-per-address", paramLabel = "N",
-            description = "TCP connections open at once from one client address, counted as --max-connections (default: 16)")
+            description = "TCP connections open at once from one client address, counted as --max-connections (default: 64)")
     Integer maxConnectionsPerAddress;
 
     @Option(names = "--auth-timeout", paramLabel = "SECONDS",

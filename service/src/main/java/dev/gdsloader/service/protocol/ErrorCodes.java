@@ -22,7 +22,7 @@ public final class ErrorCodes {
      */
     public static final String LIMIT_KEY = "gdsloader-limit";
     /**
-     * Prefix of the message of that RESOURCE_EXHAUSTED (e.g. {@code connection limit reached: 16 authenticated
+     * Prefix of the message of that RESOURCE_EXHAUSTED (e.g. {@code connection limit reached: 64 authenticated
      * connections at once from 127.0.0.1 (...)}): how a client without access to trailers (pyarrow) recognises it.
      */
     public static final String CONNECTION_LIMIT = "connection limit reached";

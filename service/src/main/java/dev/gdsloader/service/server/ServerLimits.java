@@ -9,7 +9,8 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@link #connections()} TCP connections open at once (default 256), {@link #connectionsPerAddress()} of them from
- *       one client address (default 16), authenticated ones first ({@code ConnectionGuard}): a connection that would go
+ *       one client address (default 64: a client holds an info and a stream connection for each of its
+ *       {@link #sessionsPerClient()} sessions, and room for reconnects), authenticated ones first ({@code ConnectionGuard}): a connection that would go
  *       past either closes the oldest connection of that scope that has not authenticated yet; where every one has,
  *       the new one is refused: each of its calls ends RESOURCE_EXHAUSTED naming the limit, and it is closed.</li>
  *   <li>{@link #authTimeout()} (default 3 s): a connection that has not started a call that passed authentication
@@ -54,7 +55,7 @@ public final class ServerLimits {
     /** The fields of one {@code ServerLimits}, the defaults until set: what each {@code withX} copies and changes. */
     private static final class Values {
         int connections = 256;
-        int connectionsPerAddress = 16;
+        int connectionsPerAddress = 64;
         Duration authTimeout = Duration.ofSeconds(3);
         int sessions = 64;
         int sessionsPerClient = 16;
@@ -125,7 +126,7 @@ public final class ServerLimits {
     }
 
     /**
-     * @return the defaults: 256 connections, 16 per address, 3 s to authenticate, 64 sessions, 16 per client, 32 calls
+     * @return the defaults: 256 connections, 64 per address, 3 s to authenticate, 64 sessions, 16 per client, 32 calls
      *     per connection, 60 s idle, 1 MiB messages, 4 GiB memory, 16 I/O threads, prefetch depth 16, 1 GiB batches
      */
     public static ServerLimits defaults() {
