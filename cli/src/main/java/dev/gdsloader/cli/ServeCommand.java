@@ -204,8 +204,8 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
 
     @Override
     public java.util.List<Checks.Range> ranges() {
-        return java.util.List.of(PORT, CONNECTIONS, SESSIONS, SESSIONS_PER_CLIENT, CALLS, IDLE, CLUSTER_INDEX, MAX_MESSAGE, REGISTRATION_LINGER,
-                SESSION_LINGER);
+        return java.util.List.of(PORT, CONNECTIONS, CONNECTIONS_PER_ADDRESS, AUTH_TIMEOUT, IO_THREADS, PREFETCH_DEPTH, BATCH_BYTES,
+                SESSIONS, SESSIONS_PER_CLIENT, CALLS, IDLE, CLUSTER_INDEX, MAX_MESSAGE, REGISTRATION_LINGER, SESSION_LINGER);
     }
 
     @Override

@@ -60,6 +60,7 @@ class ServerThreadsTest {
                 int after = ManagementFactory.getThreadMXBean().getThreadCount();
                 long pool = threads(SessionCeilings.THREAD_PREFIX);
                 assertTrue(pool >= 1 && pool <= POOL, pool + " threads in the server's I/O pool, at most " + POOL);
+                assertTrue(server.ceilings().poolThreads() <= POOL, server.ceilings().poolThreads() + " pool threads");
                 assertEquals(loaderThreadsBefore, threads("gdsloader-io-"), "no loader starts threads of its own");
                 assertTrue(threads("gdsloader-reader") - readersBefore <= SESSIONS, "one reader per session at most");
                 // what else grew is the transports' (event loops, gRPC's executor: one thread per call in progress), the
