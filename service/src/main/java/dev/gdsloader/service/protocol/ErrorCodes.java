@@ -31,16 +31,6 @@ public final class ErrorCodes {
     }
 
     /**
-     * @param message the limit's message (ASCII)
-     * @return trailers marking a RESOURCE_EXHAUSTED status as a transient limit ({@link #LIMIT_KEY})
-     */
-    public static io.grpc.Metadata limitTrailers(String message) {
-        io.grpc.Metadata m = new io.grpc.Metadata();
-        m.put(io.grpc.Metadata.Key.of(LIMIT_KEY, io.grpc.Metadata.ASCII_STRING_MARSHALLER), message);
-        return m;
-    }
-
-    /**
      * @param e a failed call
      * @return true if a client reconnects and retries it: a {@link #retryable(FlightStatusCode) retryable code}, or the
      *     RESOURCE_EXHAUSTED of a refused connection ({@link #LIMIT_KEY})

@@ -100,7 +100,7 @@ final class CallLimits implements ServerInterceptor {
         };
         if (refusal != null) {
             release.run();
-            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusal), connectionRefused ? ErrorCodes.limitTrailers(refusal)
+            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusal), connectionRefused ? limitTrailers(refusal)
                     : new Metadata());
             return new ServerCall.Listener<>() { };
         }
@@ -134,6 +134,16 @@ final class CallLimits implements ServerInterceptor {
                 }
             }
         };
+    }
+
+    /**
+     * @param message the refusal (ASCII)
+     * @return trailers marking a RESOURCE_EXHAUSTED status as a refused connection ({@link ErrorCodes#LIMIT_KEY})
+     */
+    private static Metadata limitTrailers(String message) {
+        Metadata m = new Metadata();
+        m.put(Metadata.Key.of(ErrorCodes.LIMIT_KEY, Metadata.ASCII_STRING_MARSHALLER), message);
+        return m;
     }
 
     /** Notes whether the call was closed UNAUTHENTICATED (Flight's authentication closes it within startCall). */
