@@ -453,12 +453,22 @@ _TRANSPORT_TEXT = re.compile(
     re.IGNORECASE)
 
 
+# A connection the server refused at its connection limits (RESOURCE_EXHAUSTED, service/README.md "Limits"): the Java
+# client reads the trailer gdsloader-limit; pyarrow raises ArrowInvalid without trailers, so the message it keeps from
+# Arrow's gRPC transport ("gRPC returned resource exhausted error, with message: ...") and the server's fixed prefix
+# ("connection limit reached") are what tells it apart from a session, call or memory refusal.
+_CONNECTION_REFUSED = re.compile(r"resource exhausted error, with message: connection limit reached", re.IGNORECASE)
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether a failure is worth a reconnect and resume: the server or the connection went away (UNAVAILABLE,
-    INTERNAL, a deadline, or a transport error text such as "Socket closed"), not a refusal (bad request,
-    unknown dataset, authentication, budget)."""
+    INTERNAL, a deadline, or a transport error text such as "Socket closed"), or the server refused the connection
+    at its connection limits (RESOURCE_EXHAUSTED "connection limit reached"); not a refusal (bad request, unknown
+    dataset, authentication, a session, call or memory budget limit)."""
     names = {c.__name__ for c in type(exc).__mro__}
     if names & _TRANSIENT_CLASSES:
+        return True
+    if _CONNECTION_REFUSED.search(str(exc)):
         return True
     if names & {"FlightUnauthenticatedError", "FlightUnauthorizedError", "ArrowInvalid", "ArrowKeyError",
                 "ArrowNotImplementedError", "ProtocolError", "FlightWriteSizeExceededError"}:

@@ -187,6 +187,14 @@ def _():
     assert not P.is_transient(mk("ArrowKeyError")("not found: dataset 'nope'"))
     assert not P.is_transient(ProtocolError("batch index 3 repeats"))
     assert not P.is_transient(ValueError("shape"))
+    # a connection refused at the server's connection limits is retried; its other RESOURCE_EXHAUSTED refusals are not
+    assert P.is_transient(mk("ArrowInvalid")("gRPC returned resource exhausted error, with message: connection limit "
+                                             "reached: 16 authenticated connections at once from 127.0.0.1 "
+                                             "(ServerLimits.connectionsPerAddress, serve --max-connections-per-address)"))
+    assert not P.is_transient(mk("ArrowInvalid")("gRPC returned resource exhausted error, with message: session limit "
+                                                 "reached: 16 streams at once from one client (127.0.0.1)"))
+    assert not P.is_transient(mk("ArrowInvalid")("gRPC returned resource exhausted error, with message: memory budget "
+                                                 "of 1073741824 B exceeded"))
 
 
 @check("backoff doubles to its cap; bad settings refused")

@@ -60,8 +60,33 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
     @Option(names = "--cluster-index", paramLabel = "I",
             description = "this server's position in --cluster, from 0: its datasets are part I of the cluster's")
     Integer clusterIndex;
-    @Option(names = "--max-connections", paramLabel = "N", description = "TCP connections open at once; more are told why and closed (default: 256)")
+    @Option(names = "--max-connections", paramLabel = "N",
+            description = "TCP connections open at once; one more closes the oldest not yet authenticated, or where all "
+                    + "are, is refused RESOURCE_EXHAUSTED and closed (default: 256)")
     Integer maxConnections;
+
+    @Option(names = "--max-connections-per-address", paramLabel = "N",
+            description = "TCP connections open at once from one client address, counted as --max-connections (default: 64)")
+    Integer maxConnectionsPerAddress;
+
+    @Option(names = "--auth-timeout", paramLabel = "SECONDS",
+            description = "a connection that has not started a call past authentication (the bearer token, if any) this "
+                    + "long after it was accepted is closed (default: 3)")
+    Integer authTimeoutSeconds;
+
+    @Option(names = "--io-threads", paramLabel = "N",
+            description = "threads of the server's one I/O pool, shared by every session; a request's ioThreads is "
+                    + "clamped to it (default: 16)")
+    Integer ioThreads;
+
+    @Option(names = "--max-prefetch-depth", paramLabel = "N",
+            description = "largest prefetchDepth a request may ask for; more is refused INVALID_ARGUMENT (default: 16)")
+    Integer maxPrefetchDepth;
+
+    @Option(names = "--max-batch-bytes", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "largest batch a request may ask for (batch size x bytes of a record of its columns), e.g. "
+                    + "256MiB; more is refused INVALID_ARGUMENT (default: 1GiB)")
+    Long maxBatchBytes;
 
     @Option(names = "--max-sessions", paramLabel = "N", description = "streams (sessions) at once on the server; more are refused RESOURCE_EXHAUSTED (default: 64)")
     Integer maxSessions;
@@ -86,6 +111,11 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
      */
     private static final Checks.Range PORT = new Checks.Range("--port", 0, 65535);
     private static final Checks.Range CONNECTIONS = new Checks.Range("--max-connections", 1, Integer.MAX_VALUE);
+    private static final Checks.Range CONNECTIONS_PER_ADDRESS = new Checks.Range("--max-connections-per-address", 1, Integer.MAX_VALUE);
+    private static final Checks.Range AUTH_TIMEOUT = new Checks.Range("--auth-timeout", 1, Integer.MAX_VALUE, "seconds");
+    private static final Checks.Range IO_THREADS = new Checks.Range("--io-threads", 1, ServerLimits.MAX_IO_THREADS);
+    private static final Checks.Range PREFETCH_DEPTH = new Checks.Range("--max-prefetch-depth", 1, Integer.MAX_VALUE);
+    private static final Checks.Range BATCH_BYTES = new Checks.Range("--max-batch-bytes", 1, Long.MAX_VALUE, "bytes");
     private static final Checks.Range SESSIONS = new Checks.Range("--max-sessions", 1, Integer.MAX_VALUE);
     private static final Checks.Range SESSIONS_PER_CLIENT = new Checks.Range("--max-sessions-per-client", 1, Integer.MAX_VALUE);
     private static final Checks.Range CALLS = new Checks.Range("--max-calls-per-connection", 1, Integer.MAX_VALUE);
@@ -120,6 +150,11 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
     ServerLimits limits() {
         ServerLimits l = ServerLimits.defaults();
         l = limit(l, CONNECTIONS, maxConnections, ServerLimits::withConnections);
+        l = limit(l, CONNECTIONS_PER_ADDRESS, maxConnectionsPerAddress, ServerLimits::withConnectionsPerAddress);
+        l = limit(l, AUTH_TIMEOUT, authTimeoutSeconds, (x, v) -> x.withAuthTimeout(java.time.Duration.ofSeconds(v)));
+        l = limit(l, IO_THREADS, ioThreads, ServerLimits::withIoThreads);
+        l = limit(l, PREFETCH_DEPTH, maxPrefetchDepth, ServerLimits::withMaxPrefetchDepth);
+        l = limit(l, BATCH_BYTES, maxBatchBytes, ServerLimits::withMaxBatchBytes);
         l = limit(l, SESSIONS, maxSessions, ServerLimits::withSessions);
         l = limit(l, SESSIONS_PER_CLIENT, maxSessionsPerClient, ServerLimits::withSessionsPerClient);
         l = limit(l, CALLS, maxCallsPerConnection, ServerLimits::withCallsPerConnection);
@@ -174,8 +209,8 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
 
     @Override
     public java.util.List<Checks.Range> ranges() {
-        return java.util.List.of(PORT, CONNECTIONS, SESSIONS, SESSIONS_PER_CLIENT, CALLS, IDLE, CLUSTER_INDEX, MAX_MESSAGE, REGISTRATION_LINGER,
-                SESSION_LINGER);
+        return java.util.List.of(PORT, CONNECTIONS, CONNECTIONS_PER_ADDRESS, AUTH_TIMEOUT, IO_THREADS, PREFETCH_DEPTH, BATCH_BYTES,
+                SESSIONS, SESSIONS_PER_CLIENT, CALLS, IDLE, CLUSTER_INDEX, MAX_MESSAGE, REGISTRATION_LINGER, SESSION_LINGER);
     }
 
     @Override

@@ -174,10 +174,12 @@ class ServeCommandTest {
         ServeCommand c = new ServeCommand();
         new picocli.CommandLine(c).parseArgs(root.toString(), "--max-connections", "10", "--max-sessions", "5",
                 "--max-sessions-per-client", "2", "--max-calls-per-connection", "3", "--idle-timeout", "7", "--max-message", "64KiB",
-                "--memory-budget", "2GiB");
+                "--memory-budget", "2GiB", "--max-connections-per-address", "4", "--auth-timeout", "2", "--io-threads", "8",
+                "--max-prefetch-depth", "6", "--max-batch-bytes", "64MiB");
         dev.gdsloader.service.server.ServerLimits l = c.limits();
-        assertEquals("connections 10, sessions 5, sessions per client 2, calls per connection 3, idle timeout 7000 ms, largest "
-                + "message 65536 B, memory budget 2147483648 B", l.toString());
+        assertEquals("connections 10 (4 per address, 2000 ms to authenticate), sessions 5, sessions per client 2, calls per "
+                + "connection 3, idle timeout 7000 ms, largest message 65536 B, memory budget 2147483648 B, I/O threads 8, "
+                + "prefetch depth <= 6, batch <= 67108864 B", l.toString());
         assertEquals(dev.gdsloader.service.server.ServerLimits.defaults().toString(), new ServeCommand().limits().toString());
         CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--max-sessions", "0");
         assertEquals(2, r.exitCode(), r.toString());
@@ -202,6 +204,9 @@ class ServeCommandTest {
             {"--max-sessions-per-client", "0", "--max-sessions-per-client must be 1..2147483647, got 0"},
             {"--max-sessions-per-client", "99999999999", "--max-sessions-per-client: '99999999999' is out of range: must be 1..2147483647"},
             {"--max-calls-per-connection", "0", "--max-calls-per-connection must be 1..2147483647, got 0"},
+            {"--max-connections-per-address", "0", "--max-connections-per-address must be 1..2147483647, got 0"},
+            {"--io-threads", "1025", "--io-threads must be 1..1024, got 1025"},
+            {"--max-batch-bytes", "0", "--max-batch-bytes must be >= 1 bytes, got 0"},
             {"--max-calls-per-connection", "99999999999", "--max-calls-per-connection: '99999999999' is out of range: must be 1..2147483647"},
             {"--idle-timeout", "-1", "--idle-timeout must be 1..2147483647 seconds, got -1"},
             {"--idle-timeout", "99999999999", "--idle-timeout: '99999999999' is out of range: must be 1..2147483647 seconds"},

@@ -17,16 +17,14 @@ import dev.gdsloader.loader.sampler.Sampler;
 import dev.gdsloader.loader.sampler.SamplerOptions;
 import dev.gdsloader.loader.sampler.Shuffle;
 import dev.gdsloader.loader.spi.SlotLayout;
-import dev.gdsloader.memory.MemoryKind;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.posix.ShardOpener;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
@@ -76,7 +74,10 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private final IoEngine<?> engine;
     private final PathTaken taken; // the engine's path
     private final String pathReason;
-    private final ThreadPoolExecutor pool;
+    /** Where reads run: {@link #ownPool}, or the caller's executor ({@link Builder#ioExecutor}). */
+    private final Executor pool;
+    /** The loader's own I/O threads, or null when it runs on the caller's executor (or the constructor failed first). */
+    private final ThreadPoolExecutor ownPool;
     private final NativeAllocator allocator;
     private final List<Integer> group; // the device group, options.device() first; one GPU for a plain loader
     private final FanOutPlan fanOutPlan;
@@ -111,7 +112,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     private static final AtomicInteger LOADERS = new AtomicInteger();
 
     private GdsLoader(Dataset dataset, LoaderOptions options, LoaderState resume, String ioReason, NativeAllocator parent,
-                      long memoryLimit, List<Integer> group, String placement, ShardOpener files) throws IOException {
+                      long memoryLimit, List<Integer> group, String placement, ShardOpener files, Executor ioExecutor)
+            throws IOException {
         this.group = group == null ? List.of(options.device()) : group;
         this.dataset = dataset.select(options.columns());
         this.options = options;
@@ -169,11 +171,11 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         // a queue that holds every task of every slot (and each slot's planning parts), so submitting never blocks,
         // rejects or allocates
         int queue = Math.max(16, options.prefetchDepth() * (engine.maxOps(layout, maxPieces) + SlotLoad.MAX_PLANNING_PARTS));
+        this.ownPool = ioExecutor != null ? null : IoThreads.pool(options.ioThreads(), queue, options.device(), taken.onDevice());
+        this.pool = ownPool != null ? ownPool : IoThreads.onDevice(ioExecutor, options.device(), taken.onDevice());
         try {
-            this.pool = new ThreadPoolExecutor(options.ioThreads(), options.ioThreads(), 0, TimeUnit.MILLISECONDS,
-                    new ArrayBlockingQueue<>(queue), ioThreads(options.device(), taken.onDevice()));
-            checkBudget(engine.hostBytesPerSlot(layout), taken.onDevice() ? layout.targetBytes() : 0, options.prefetchDepth(),
-                    taken);
+            RingBudget.check(allocator, engine.hostBytesPerSlot(layout), taken.onDevice() ? layout.targetBytes() : 0,
+                    options.prefetchDepth(), taken);
             ring = PrefetchRing.allocate(engine, cols, layout, maxPieces, options.prefetchDepth(), allocator);
             if (this.group.size() > 1 && taken.onDevice()) {
                 groupSlots = GroupSlots.allocate(plan, ring.size(), cols, layout.targetBytes(), allocator);
@@ -182,33 +184,6 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
             close(); // frees the engine's files (the ring frees what it had made itself)
             throw e;
         }
-    }
-
-    /**
-     * Refuses, before allocating any slot, a ring whose host memory (pinned or plain, as the engine says) or device
-     * memory does not fit the budgets of this loader's allocator and its ancestors (by default the root's host budget:
-     * half of the machine's memory).
-     */
-    private void checkBudget(long hostPerSlot, long devicePerSlot, int depth, PathTaken path) {
-        String hint = ": use a smaller batch or prefetch depth, or a larger budget";
-        allocator.checkAvailable(path == PathTaken.HOST ? MemoryKind.HOST : MemoryKind.PINNED, hostPerSlot * depth,
-                ring(depth, hostPerSlot, "host") + hint);
-        allocator.checkAvailable(MemoryKind.DEVICE, devicePerSlot * depth, ring(depth, devicePerSlot, "device") + hint);
-    }
-
-    private static String ring(int depth, long perSlot, String kind) {
-        return String.format(java.util.Locale.ROOT, "prefetch depth %d x %.1f MiB of %s memory per slot = %.2f GB", depth,
-                perSlot / 1048576.0, kind, (double) perSlot * depth / 1e9);
-    }
-
-    private static ThreadFactory ioThreads(int device, boolean gpu) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> Thread.ofPlatform().daemon().name("gdsloader-io-" + n.getAndIncrement()).unstarted(() -> {
-            if (gpu) {
-                CudaDevice.makeCurrent(device);
-            }
-            r.run();
-        });
     }
 
     /** @return the dataset, restricted to the selected columns */
@@ -423,9 +398,9 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         }
         boolean stopped = epoch == null || epoch.stop(10_000);
         try {
-            if (pool != null) { // null if the constructor failed before making it
-                pool.shutdownNow();
-                stopped &= pool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
+            if (ownPool != null) { // null on the caller's executor, whose tasks of this loader the ring's quiesce awaited
+                ownPool.shutdownNow();
+                stopped &= ownPool.awaitTermination(stopped ? 10 : 1, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -467,6 +442,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
         private List<Integer> group;
         private boolean nearData;
         private ShardOpener files = ShardOpener.byPath();
+        private Executor ioExecutor;
 
         private Builder(Path dir, Dataset dataset) {
             this.dir = dir;
@@ -579,6 +555,25 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          */
         public Builder ioThreads(int threads) {
             options = options.withIoThreads(threads);
+            return this;
+        }
+
+        /**
+         * Runs this loader's reads on the caller's executor instead of {@link #ioThreads} threads of its own (e.g. one
+         * pool shared by every loader of a server, so that its thread count does not depend on what each loader was
+         * asked for); {@link LoaderOptions#ioThreads()} is then kept in the options but starts no thread. The loader
+         * never shuts the executor down: {@link GdsLoader#close()} waits (up to 10 s, as for its own threads) until its
+         * reads queued or running there are done. The executor must accept every task while the loader is open (an
+         * unbounded queue); the loader's tasks never wait on each other, so any number of loaders may share a pool of
+         * any size. On a device path each task first makes the loader's device current on the
+         * thread that runs it.
+         *
+         * @param executor where reads run, owned by the caller (who shuts it down after closing the loader); null for the
+         *     loader's own threads (the default)
+         * @return this
+         */
+        public Builder ioExecutor(Executor executor) {
+            this.ioExecutor = executor;
             return this;
         }
 
@@ -789,7 +784,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
                 }
             }
             return new GdsLoader(d, o.withDirectIo(io.direct()).withGdsThresholdBytes(threshold), resume, io.reason(),
-                    allocator, memoryLimit, group, placement, files);
+                    allocator, memoryLimit, group, placement, files, ioExecutor);
         }
     }
 }

@@ -34,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(120)
 class SessionBuildErrorTest {
     /** 2,000,000 one-byte records: a globally shuffled batch of all of them asks the loader for per-piece queues
-     *  and plans of millions of entries per slot, 64 slots deep, far past a 64 MiB heap. */
+     *  and plans of millions of entries per slot, 16 slots deep (the server's ceiling, ServerLimits.maxPrefetchDepth),
+     *  far past a 64 MiB heap. */
     private static final int RECORDS = 2_000_000;
 
     @TempDir
@@ -88,7 +89,7 @@ class SessionBuildErrorTest {
         NpyWriter.write(root.resolve("big").resolve("x-00000.npy"), DType.UINT8, new long[] {RECORDS}, new byte[RECORDS]);
         withServerChild(List.of("-Xmx64m"), port -> {
             var e = assertThrows(PrefetchServiceException.class, () -> PrefetchClient.builder("127.0.0.1", port).dataset("big")
-                    .batchSize(RECORDS).shuffle(Shuffle.GLOBAL, 42).prefetchDepth(64).path(ReadPath.HOST)
+                    .batchSize(RECORDS).shuffle(Shuffle.GLOBAL, 42).prefetchDepth(16).path(ReadPath.HOST)
                     .timeout(Duration.ofSeconds(30)).open());
             assertTrue(e.getMessage().contains("OutOfMemoryError"), e.getMessage());
         });

@@ -108,6 +108,7 @@ public final class ServeBench {
         return limits.withSessionsPerClient(Math.max(limits.sessionsPerClient(), 2 * clients))
                 .withSessions(Math.max(limits.sessions(), 2 * clients))
                 .withConnections(Math.max(limits.connections(), 2 * clients + 8))
+                .withConnectionsPerAddress(Math.max(limits.connectionsPerAddress(), 2 * clients + 8))
                 .withMemoryBudget(memoryBudget);
     }
 

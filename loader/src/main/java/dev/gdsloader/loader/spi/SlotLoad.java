@@ -190,7 +190,22 @@ public final class SlotLoad {
         this.planningPool = pool;
         partsLeft.set(n);
         for (int k = 0; k < n; k++) {
-            pool.execute(partTasks[k]);
+            try {
+                pool.execute(partTasks[k]);
+            } catch (RuntimeException | Error e) { // rejected, or a pool thread that could not start
+                fail(e);
+                if (partsLeft.addAndGet(k - n) == 0) { // the parts never queued count as done
+                    planned(pool);
+                }
+                return;
+            }
+        }
+    }
+
+    /** Records {@code e} as the batch's error unless it has one. */
+    private synchronized void fail(Throwable e) {
+        if (error == null) {
+            error = e;
         }
     }
 
@@ -200,11 +215,7 @@ public final class SlotLoad {
                 planning.part(k);
             }
         } catch (Throwable e) {
-            synchronized (this) {
-                if (error == null) {
-                    error = e;
-                }
-            }
+            fail(e);
         } finally {
             if (partsLeft.decrementAndGet() == 0) {
                 planned(planningPool);
@@ -251,7 +262,15 @@ public final class SlotLoad {
         }
         int n = taskCount;
         for (int i = 0; i < n; i++) {
-            pool.execute(tasks[i]);
+            try {
+                pool.execute(tasks[i]);
+            } catch (RuntimeException | Error e) { // rejected, or a pool thread that could not start
+                fail(e);
+                if (pending.addAndGet(i - n) == 0) { // the tasks never queued count as done: the entry ends idle
+                    complete();
+                }
+                return;
+            }
         }
     }
 
@@ -344,11 +363,7 @@ public final class SlotLoad {
                 ioNanos.addAndGet(System.nanoTime() - t0);
             }
         } catch (Throwable e) {
-            synchronized (this) {
-                if (error == null) {
-                    error = e;
-                }
-            }
+            fail(e);
         } finally {
             if (pending.decrementAndGet() == 0) {
                 complete();

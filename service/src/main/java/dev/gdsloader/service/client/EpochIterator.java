@@ -74,7 +74,7 @@ final class EpochIterator implements Iterator<RemoteBatch> {
                 }
             } catch (FlightRuntimeException e) {
                 dropStream();
-                if (!ErrorCodes.retryable(e.status().code())) {
+                if (!ErrorCodes.retryable(e)) {
                     throw new PrefetchServiceException(t.describe() + ": " + e.getMessage(), e, e.status().code());
                 }
                 if (reconnects == null) {

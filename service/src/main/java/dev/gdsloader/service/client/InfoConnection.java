@@ -1,5 +1,6 @@
 package dev.gdsloader.service.client;
 
+import dev.gdsloader.service.protocol.ErrorCodes;
 import dev.gdsloader.service.protocol.Request;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -14,8 +15,10 @@ import org.apache.arrow.flight.Location;
 
 /**
  * The connection to the server a client was built for, and its {@code GetFlightInfo}, retried as a broken stream
- * reconnects: an UNAVAILABLE server (not listening yet, or shutting down: GOAWAY) is asked again on a new connection
- * every {@value Reconnects#PAUSE_MILLIS} ms for up to the reconnect timeout; refusals are not retried. Owns its
+ * reconnects: an UNAVAILABLE server (not listening yet, or shutting down: GOAWAY), or one that refused the connection
+ * (RESOURCE_EXHAUSTED, {@link ErrorCodes#connectionRefused}: at its connection limits), is asked again on a new
+ * connection every {@value Reconnects#PAUSE_MILLIS} ms for up to the reconnect timeout, with one log line when it
+ * starts retrying; other refusals are not retried. Owns its
  * connection; the consumer's thread only.
  */
 final class InfoConnection implements AutoCloseable {
@@ -41,7 +44,7 @@ final class InfoConnection implements AutoCloseable {
     /**
      * @param request the request (asked for epoch 0)
      * @param timeoutMillis the call's deadline, ms
-     * @param reconnectMillis how long an UNAVAILABLE server is retried, ms
+     * @param reconnectMillis how long an UNAVAILABLE server, or a refused connection, is retried, ms
      * @return the server's answer
      * @throws PrefetchServiceException naming the server: its refusal, with the status code, or
      *     {@code prefetch server HOST:PORT unavailable: ... (retried for N ms)}
@@ -55,7 +58,7 @@ final class InfoConnection implements AutoCloseable {
                 return flight.flight().getInfo(FlightDescriptor.command(request.forEpoch(0).toBytes()),
                         CallOptions.timeout(timeoutMillis, TimeUnit.MILLISECONDS));
             } catch (FlightRuntimeException e) {
-                if (e.status().code() != FlightStatusCode.UNAVAILABLE) {
+                if (e.status().code() != FlightStatusCode.UNAVAILABLE && !ErrorCodes.connectionRefused(e)) {
                     throw new PrefetchServiceException("prefetch server " + peer + ": " + e.getMessage(), e, e.status().code());
                 }
                 if (first == null) {

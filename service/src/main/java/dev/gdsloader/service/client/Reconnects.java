@@ -9,7 +9,8 @@ import org.apache.arrow.flight.FlightRuntimeException;
 
 /**
  * Reconnecting a broken stream (service/README.md, "Faults"): a stream that broke with a retryable status
- * ({@link ErrorCodes#retryable}) is reopened on a new connection every {@value #PAUSE_MILLIS} ms, resuming after the
+ * ({@link ErrorCodes#retryable(FlightRuntimeException)}: a server gone, or a connection it refused at its connection
+ * limits) is reopened on a new connection every {@value #PAUSE_MILLIS} ms, resuming after the
  * last batch handed out, for up to the client's reconnect timeout from the first break; then the error names the
  * endpoint, what ended the stream and what retrying met. One per wait for a batch that met a break; the consumer's
  * thread only.

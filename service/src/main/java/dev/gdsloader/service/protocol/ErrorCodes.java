@@ -15,7 +15,37 @@ public final class ErrorCodes {
     /** Prefix of the UNAVAILABLE message a closing server sends its streams. */
     public static final String SHUTTING_DOWN = "server shutting down";
 
+    /**
+     * Trailer key of the RESOURCE_EXHAUSTED status a server sends on a connection it refused (beyond its connection
+     * limits; the value is the message): transient, a client retries the call on a new connection within its reconnect
+     * timeout ({@link #retryable(FlightRuntimeException)}). Session, call and memory budget refusals do not carry it.
+     */
+    public static final String LIMIT_KEY = "gdsloader-limit";
+    /**
+     * Prefix of the message of that RESOURCE_EXHAUSTED (e.g. {@code connection limit reached: 64 authenticated
+     * connections at once from 127.0.0.1 (...)}): how a client without access to trailers (pyarrow) recognises it.
+     */
+    public static final String CONNECTION_LIMIT = "connection limit reached";
+
     private ErrorCodes() {
+    }
+
+    /**
+     * @param e a failed call
+     * @return true if a client reconnects and retries it: a {@link #retryable(FlightStatusCode) retryable code}, or the
+     *     RESOURCE_EXHAUSTED of a refused connection ({@link #LIMIT_KEY})
+     */
+    public static boolean retryable(FlightRuntimeException e) {
+        return retryable(e.status().code()) || connectionRefused(e);
+    }
+
+    /**
+     * @param e a failed call
+     * @return true if it is the RESOURCE_EXHAUSTED of a connection the server refused ({@link #LIMIT_KEY})
+     */
+    public static boolean connectionRefused(FlightRuntimeException e) {
+        return e.status().code() == FlightStatusCode.RESOURCE_EXHAUSTED && e.status().metadata() != null
+                && e.status().metadata().containsKey(LIMIT_KEY);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.gdsloader.service.server;
 
+import dev.gdsloader.service.protocol.ErrorCodes;
+import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -20,17 +22,28 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (DoGet and DoExchange calls in progress) on the server and per client address, and calls of any kind in progress
  * per connection. A call beyond one of them is closed at once with RESOURCE_EXHAUSTED naming the limit and its value
  * (e.g. {@code session limit reached: 64 streams at once on this server (ServerLimits.sessions, serve --max-sessions)});
- * the producer never sees it. A call counts from its start until gRPC reports it complete or cancelled. Also tells
- * {@link ConnectionGuard} whether a connection has a call in progress. Thread-safe.
+ * the producer never sees it. Every call on a connection {@link ConnectionGuard} refused is closed so too, naming the
+ * connection limit, with {@link ErrorCodes#LIMIT_KEY} in its trailers: clients retry that one on a new connection
+ * within their reconnect timeout (an authenticated connection of another client may have closed by then); the session
+ * and call limits are refusals of what the client itself holds, not retried.
+ * A call counts from its start until gRPC reports it complete or cancelled. Also tells {@link ConnectionGuard} whether
+ * a connection has a call in progress, and that a call on it passed authentication (was not closed UNAUTHENTICATED
+ * while it started, where Flight's authentication runs). Thread-safe.
  */
 final class CallLimits implements ServerInterceptor {
     private final ServerLimits limits;
+    private final ConnectionGuard guard;
     private final Counts<String> sessions = new Counts<>();
     private final Counts<InetAddress> perClient = new Counts<>();
     private final Counts<SocketAddress> perConnection = new Counts<>();
 
-    CallLimits(ServerLimits limits) {
+    /**
+     * @param limits the limits
+     * @param guard told of each connection whose call passed authentication; asked whether a connection was refused
+     */
+    CallLimits(ServerLimits limits, ConnectionGuard guard) {
         this.limits = limits;
+        this.guard = guard;
     }
 
     /** @return sessions (streams) in progress, as counted here */
@@ -52,8 +65,9 @@ final class CallLimits implements ServerInterceptor {
         String method = call.getMethodDescriptor().getBareMethodName();
         boolean session = "DoGet".equals(method) || "DoExchange".equals(method);
         List<Runnable> undo = new ArrayList<>(3);
-        String refusal = null;
-        if (remote != null) {
+        String refusal = guard.refusal(remote); // a connection beyond ServerLimits.connections: every call told why
+        boolean connectionRefused = refusal != null;
+        if (refusal == null && remote != null) {
             if (perConnection.tryAdd(remote, limits.callsPerConnection())) {
                 undo.add(() -> perConnection.remove(remote));
             } else {
@@ -86,15 +100,20 @@ final class CallLimits implements ServerInterceptor {
         };
         if (refusal != null) {
             release.run();
-            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusal), new Metadata());
+            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusal), connectionRefused ? limitTrailers(refusal)
+                    : new Metadata());
             return new ServerCall.Listener<>() { };
         }
+        AuthWatch<Q, R> watched = new AuthWatch<>(call);
         ServerCall.Listener<Q> listener;
         try {
-            listener = next.startCall(call, headers);
+            listener = next.startCall(watched, headers); // Flight's authentication runs in it, closing a call it refuses
         } catch (RuntimeException | Error e) {
             release.run();
             throw e;
+        }
+        if (!watched.unauthenticated) {
+            guard.authenticated(remote);
         }
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
             @Override
@@ -115,6 +134,33 @@ final class CallLimits implements ServerInterceptor {
                 }
             }
         };
+    }
+
+    /**
+     * @param message the refusal (ASCII)
+     * @return trailers marking a RESOURCE_EXHAUSTED status as a refused connection ({@link ErrorCodes#LIMIT_KEY})
+     */
+    private static Metadata limitTrailers(String message) {
+        Metadata m = new Metadata();
+        m.put(Metadata.Key.of(ErrorCodes.LIMIT_KEY, Metadata.ASCII_STRING_MARSHALLER), message);
+        return m;
+    }
+
+    /** Notes whether the call was closed UNAUTHENTICATED (Flight's authentication closes it within startCall). */
+    private static final class AuthWatch<Q, R> extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
+        volatile boolean unauthenticated;
+
+        AuthWatch(ServerCall<Q, R> call) {
+            super(call);
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            if (status.getCode() == Status.Code.UNAUTHENTICATED) {
+                unauthenticated = true;
+            }
+            super.close(status, trailers);
+        }
     }
 
     /** Counters by key; a key at 0 is removed. */

@@ -64,10 +64,14 @@ final class PrefetchProducer implements FlightProducer {
     private final String token;
     /** Sessions kept between a client's streams, owned by the server. */
     private final ParkedSessions parked;
+    /** What a session may ask for, and the I/O pool every session reads on; owned by the server. */
+    private final SessionCeilings ceilings;
 
     PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
-                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token, ParkedSessions parked) {
+                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token, ParkedSessions parked,
+                     SessionCeilings ceilings) {
         this.parked = parked;
+        this.ceilings = ceilings;
         this.cluster = cluster;
         this.token = token;
         this.root = root;
@@ -120,7 +124,7 @@ final class PrefetchProducer implements FlightProducer {
     }
 
     private Session newSession(Request r) throws IOException {
-        return Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, cleanup, sessions::remove);
+        return Session.open(Long.toString(ids.incrementAndGet()), r, root, memory, arrow, ceilings, cleanup, sessions::remove);
     }
 
     /** @return whether parked sessions were freed (their memory back in the budget) */

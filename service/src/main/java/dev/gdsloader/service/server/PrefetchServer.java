@@ -99,6 +99,8 @@ public final class PrefetchServer implements AutoCloseable {
     private final boolean tls;
     private final ServerLimits limits;
     private final ConnectionGuard guard;
+    /** The one I/O pool of every session's loader, and the ceilings on what a request may ask for. */
+    private final SessionCeilings ceilings;
     /** This server's ask for the process registry's linger (the longest live ask holds); taken back by {@link #close()}. */
     private final MappedShards.LingerRequest linger;
     private volatile boolean closing;
@@ -132,8 +134,9 @@ public final class PrefetchServer implements AutoCloseable {
         this.arrow = ownsArrow ? new RootAllocator() : b.arrow.newChildAllocator("prefetch server of " + root.realPath(), 0, Long.MAX_VALUE);
         this.cleanup = Executors.newCachedThreadPool(r -> Thread.ofPlatform().daemon().name("gdsloader-session-cleanup").unstarted(r));
         this.parked = new ParkedSessions(b.sessionLinger, limits.sessions(), cleanup);
+        this.ceilings = new SessionCeilings(limits, b.ioThreadFactory);
         this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
-                b.cluster, b.token, parked);
+                b.cluster, b.token, parked, ceilings);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
         Consumer<NettyServerBuilder> transport = nb -> {
@@ -156,6 +159,7 @@ public final class PrefetchServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             shutdown(boss, workers);
             parked.close();
+            ceilings.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -168,6 +172,7 @@ public final class PrefetchServer implements AutoCloseable {
             closeQuietly(s);
             shutdown(boss, workers);
             parked.close();
+            ceilings.close();
             cleanup.shutdown();
             arrow.close();
             allocator.close();
@@ -301,6 +306,11 @@ public final class PrefetchServer implements AutoCloseable {
         return limits;
     }
 
+    /** @return the I/O pool and request ceilings of the sessions (tests look at the pool) */
+    SessionCeilings ceilings() {
+        return ceilings;
+    }
+
     /** @return the connection and call limits in force (tests look at their counts) */
     ConnectionGuard guard() {
         return guard;
@@ -384,6 +394,7 @@ public final class PrefetchServer implements AutoCloseable {
             boolean allFreed = awaitSessions(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_SESSIONS_MILLIS), true);
             cleanup.shutdown();
             cleanup.awaitTermination(5, TimeUnit.SECONDS);
+            ceilings.close(); // after every loader closed: none of their reads is left on the pool
             linger.close(); // no linger left undoes the lingering registrations now; another server's stays
             root.close(); // a loader still reading (not freed in time) can open no new file beneath it
             if (allFreed && sessions.isEmpty()) {
@@ -420,6 +431,7 @@ public final class PrefetchServer implements AutoCloseable {
         private ServerLimits limits = ServerLimits.defaults();
         private Duration registrationLinger = DEFAULT_REGISTRATION_LINGER;
         private Duration sessionLinger = Duration.ofMillis(DEFAULT_SESSION_LINGER_MILLIS);
+        private java.util.concurrent.ThreadFactory ioThreadFactory;
 
         private Builder(Path root) {
             this.root = Objects.requireNonNull(root, "datasetRoot").toAbsolutePath().normalize();
@@ -584,6 +596,17 @@ public final class PrefetchServer implements AutoCloseable {
                 throw new IllegalArgumentException("session linger must be >= 0, got " + linger);
             }
             this.sessionLinger = linger;
+            return this;
+        }
+
+        /**
+         * A fault hook for tests: makes the threads of the sessions' I/O pool ({@link SessionCeilings}).
+         *
+         * @param threads the factory, e.g. one that fails on its Nth thread as the JVM does when the OS gives no more
+         * @return this
+         */
+        Builder ioThreadFactory(java.util.concurrent.ThreadFactory threads) {
+            this.ioThreadFactory = Objects.requireNonNull(threads, "threads");
             return this;
         }
 

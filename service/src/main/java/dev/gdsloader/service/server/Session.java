@@ -76,15 +76,17 @@ final class Session {
      * @param root the server's root
      * @param serverMemory the server's native allocator (the session takes a child)
      * @param serverArrow the server's Arrow allocator (the session takes a child)
+     * @param ceilings what the request may ask for, and the server's I/O pool the loader reads on
      * @param cleanup where {@link #unhold()}'s last call frees the session
      * @param onFreed told once the session is freed
      * @return the session, held once by the caller
-     * @throws IllegalArgumentException naming a bad dataset name, option, delivery or state
+     * @throws IllegalArgumentException naming a bad dataset name, option, delivery or state, or the ceiling an option is
+     *     above ({@link SessionCeilings})
      * @throws IOException if the dataset cannot be read
      * @throws dev.gdsloader.memory.MemoryBudgetException if the ring does not fit the server's budget (naming both sizes)
      */
     static Session open(String id, Request r, DatasetRoot root, NativeAllocator serverMemory, BufferAllocator serverArrow,
-                        Executor cleanup, Consumer<Session> onFreed) throws IOException {
+                        SessionCeilings ceilings, Executor cleanup, Consumer<Session> onFreed) throws IOException {
         Path dir = root.resolve(r.dataset());
         ServerDelivery delivery = ServerDelivery.of(r.delivery());
         LoaderOptions o = delivery.options(r.options().requireBatchSize());
@@ -99,6 +101,7 @@ final class Session {
             throw new IllegalArgumentException("dataset '" + r.dataset() + "' is not a readable dataset: " + e.getMessage(), e);
         }
         CheckedFiles files = root.requireInside(ds, r.dataset()); // what it opened, checked once more, identities kept
+        o = ceilings.apply(o, ds, r.dataset()); // above a ceiling: refused, naming it
         LoaderState start = r.state();
         if (start == null) {
             start = new LoaderState(r.epoch(), 0, ds.recordCount(), o.batchSize(), o.sampler());
@@ -111,7 +114,8 @@ final class Session {
         BufferAllocator arrow = null;
         try {
             arrow = serverArrow.newChildAllocator("session " + id, 0, Long.MAX_VALUE);
-            GdsLoader l = GdsLoader.builder(ds).options(o).allocator(memory).resumeFrom(start).files(files).build();
+            GdsLoader l = GdsLoader.builder(ds).options(o).allocator(memory).resumeFrom(start).files(files)
+                    .ioExecutor(ceilings.io()).build();
             String refusal = delivery.refusal(l);
             if (refusal != null) {
                 l.close();
@@ -266,11 +270,21 @@ final class Session {
         }
     }
 
-    /** Drops a holder; the last frees the session on the cleanup executor. */
+    /**
+     * Drops a holder; the last frees the session on the cleanup executor, or on this thread if the executor cannot
+     * take it (a cleanup thread that cannot start, as without threads left: the session's memory must come back all
+     * the same, and the caller must not see a failure that would make it release again).
+     */
     void unhold() {
         int n = holds.decrementAndGet();
         if (n == 0) {
-            cleanup.execute(this::free);
+            try {
+                cleanup.execute(this::free);
+            } catch (RuntimeException | Error e) { // RejectedExecutionException, OutOfMemoryError: no thread for it
+                LOG.log(Level.WARNING, "gdsloader: session " + id + " freed on the releasing thread: the cleanup executor "
+                        + "could not take it (" + e + ")");
+                free();
+            }
         } else if (n < 0) {
             throw new IllegalStateException("session " + id + " released more often than held");
         }

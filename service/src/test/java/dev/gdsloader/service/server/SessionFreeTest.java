@@ -7,19 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gdsloader.loader.LoaderOptions;
 import dev.gdsloader.memory.NativeAllocator;
 import dev.gdsloader.service.Await;
+import dev.gdsloader.service.LogWarnings;
 import dev.gdsloader.service.ServiceShards;
 import dev.gdsloader.service.protocol.Delivery;
 import dev.gdsloader.service.protocol.Request;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.logging.Handler;
-import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -37,38 +34,18 @@ class SessionFreeTest {
     @TempDir
     Path dir;
 
-    private static final Logger LOG = Logger.getLogger(Session.class.getName());
-
-    /** Records of the session's logger at WARNING and above. */
-    private static final class Warnings extends Handler {
-        final List<LogRecord> records = new ArrayList<>();
-
-        @Override
-        public synchronized void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                records.add(r);
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    }
+    /** The sessions' I/O pool and ceilings, as a server has them (its threads end when idle). */
+    private static final SessionCeilings CEILINGS = new SessionCeilings(ServerLimits.defaults(), null);
 
     private Session open(BufferAllocator arrow, NativeAllocator memory, ExecutorService cleanup) throws Exception {
         ServiceShards.write(dir.resolve("train"), 10, 10);
         Request r = new Request("train", LoaderOptions.defaults().withBatchSize(4), Delivery.HOST, 0, null);
-        return Session.open("t", r, DatasetRoot.of(dir, false), memory, arrow, cleanup, s -> { });
+        return Session.open("t", r, DatasetRoot.of(dir, false), memory, arrow, CEILINGS, cleanup, s -> { });
     }
 
     @Test
     void aSmallBufferReleasedJustAfterTheLastHolderIsWaitedForNotLoggedAsALeak() throws Exception {
-        Warnings w = new Warnings();
-        LOG.addHandler(w);
+        LogWarnings w = LogWarnings.on(Session.class.getName());
         ExecutorService cleanup = Executors.newSingleThreadExecutor();
         try (BufferAllocator arrow = new RootAllocator();
              NativeAllocator memory = NativeAllocator.root().newChild("SessionFreeTest", 1L << 30, 1L << 30)) {
@@ -87,18 +64,17 @@ class SessionFreeTest {
             unheld.countDown();
             assertTrue(s.awaitFreed(Await.HANG.toMillis()), "freed");
             late.join();
-            assertEquals(List.of(), w.records.stream().map(LogRecord::getMessage).toList());
+            assertEquals(List.of(), w.records().stream().map(LogRecord::getMessage).toList());
             assertEquals(0, arrow.getAllocatedMemory());
         } finally {
-            LOG.removeHandler(w);
+            w.close();
             cleanup.shutdown();
         }
     }
 
     @Test
     void aBufferNeverReleasedIsStillNamedAfterTheWait() throws Exception {
-        Warnings w = new Warnings();
-        LOG.addHandler(w);
+        LogWarnings w = LogWarnings.on(Session.class.getName());
         ExecutorService cleanup = Executors.newSingleThreadExecutor();
         BufferAllocator arrow = new RootAllocator();
         try (NativeAllocator memory = NativeAllocator.root().newChild("SessionFreeTest", 1L << 30, 1L << 30)) {
@@ -107,14 +83,33 @@ class SessionFreeTest {
             s.unhold();
             assertFalse(s.awaitFreed(0), "waits for the buffer before it frees the session");
             assertTrue(s.awaitFreed(Await.HANG.toMillis()), "freed");
-            assertEquals(1, w.records.size(), "one warning naming the leak");
-            assertTrue(w.records.get(0).getMessage().contains("did not close cleanly"), w.records.get(0).getMessage());
+            assertEquals(1, w.records().size(), "one warning naming the leak");
+            assertTrue(w.records().get(0).getMessage().contains("did not close cleanly"), w.records().get(0).getMessage());
         } finally {
-            LOG.removeHandler(w);
+            w.close();
             cleanup.shutdown();
             // the leaked buffer stays counted in the root: its close names it
             org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, arrow::close);
         }
     }
 
+    @Test
+    void aCleanupThreadThatCannotStartStillFreesTheSessionOnce() throws Exception {
+        java.util.concurrent.Executor noThread = r -> {
+            throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource limits "
+                    + "reached (injected)");
+        };
+        try (LogWarnings w = LogWarnings.on(Session.class.getName()); BufferAllocator arrow = new RootAllocator();
+             NativeAllocator memory = NativeAllocator.root().newChild("SessionFreeTest", 1L << 30, 1L << 30)) {
+            ServiceShards.write(dir.resolve("train"), 10, 10);
+            Request r = new Request("train", LoaderOptions.defaults().withBatchSize(4), Delivery.HOST, 0, null);
+            Session s = Session.open("t", r, DatasetRoot.of(dir, false), memory, arrow, CEILINGS, noThread, x -> { });
+            assertTrue(memory.outstandingBytes() > 0, "the session's ring is held");
+            s.unhold(); // the last holder: the executor cannot take the free, the releasing thread does it
+            assertTrue(s.awaitFreed(0), "freed before unhold returned");
+            assertEquals(0, memory.outstandingBytes(), memory.describeOutstanding());
+            assertEquals(1, w.records().size(), "one line saying where it was freed");
+            assertTrue(w.records().get(0).getMessage().contains("freed on the releasing thread"), w.records().get(0).getMessage());
+        }
+    }
 }
