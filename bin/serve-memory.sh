@@ -9,8 +9,13 @@
 #   H = 256 MiB + B/16, at most 4096 MiB   (Java heap: requests, sessions' bookkeeping, gRPC objects; no batch data)
 #   D = 128 MiB + B/32, at most 2048 MiB   (NIO direct buffers and Netty's pooled transport buffers, which count
 #                                           against MaxDirectMemorySize)
-# and exports MALLOC_ARENA_MAX=2 unless the caller set it (glibc otherwise keeps up to 8 malloc arenas per core,
-# each holding on to freed native memory after a burst of threads: the RSS a connection flood left behind).
+# and exports, unless the caller set them, MALLOC_ARENA_MAX=2 (glibc otherwise keeps up to 8 malloc arenas per core,
+# each holding on to freed native memory after a burst of threads) and MALLOC_MMAP_THRESHOLD_=1048576 (1 MiB: every
+# malloc of 1 MiB or more, a session's ring among them, is its own mmap, returned to the system by its free; glibc's
+# default threshold rises to 32 MiB after the first such free, and rings freed from the heap then stayed resident).
+# Measured with a 1 GiB budget, 200 idle connections and 2 x 48 clients (issue 21, finding 6): 50 s after the flood
+# the RSS was 903-1080 MiB above its pre-flood level without these, 450-627 MiB with the caps and MALLOC_ARENA_MAX
+# alone, about 95 MiB with all of them.
 # The budget itself is native memory outside both caps (the sessions' rings, FFM/cudaHostAlloc), so serve's resident
 # set is expected to stay within   B + H + D + 256 MiB   (the last for metaspace, JIT code, thread stacks and malloc
 # arenas); service/README.md "Memory of the serve process" states the same margin.
@@ -47,11 +52,12 @@ _gds_size_bytes() {
 }
 
 # gds_serve_memory ARGS...: sets gds_serve_flags (empty unless ARGS is a serve command) and, for serve, exports
-# MALLOC_ARENA_MAX (2 unless already set).
+# MALLOC_ARENA_MAX (2) and MALLOC_MMAP_THRESHOLD_ (1048576), each unless already set.
 gds_serve_memory() {
   gds_serve_flags=''
   [ "${1:-}" = serve ] || return 0
   export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+  export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1048576}"
   local size='4GiB' bytes heap direct mib=$((1 << 20))
   shift
   while [ $# -gt 0 ]; do
