@@ -50,6 +50,11 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
     @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key (PKCS#8, unencrypted; RSA, DSA or EC) of --tls-cert")
     Path tlsKey;
 
+    @Option(names = "--tls-client-ca", paramLabel = "PEM",
+            description = "with --tls-cert: require mutual TLS, every client presenting a certificate issued by this CA "
+                    + "(PrefetchClient.Builder.tlsClientCertificate); cluster members present their --tls-cert")
+    Path tlsClientCa;
+
     @Option(names = "--cluster-ca", paramLabel = "PEM",
             description = "with --cluster and --tls-cert: the certificates (the members' CA) this member trusts when it calls the "
                     + "others over TLS (default: --tls-cert itself)")
@@ -221,6 +226,12 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
         }
         if (tlsCert != null) {
             b.tls(tlsCert, tlsKey);
+        }
+        if (tlsClientCa != null) {
+            if (tlsCert == null) {
+                throw new IllegalArgumentException("--tls-client-ca needs --tls-cert and --tls-key: client certificates are part of TLS");
+            }
+            b.tlsClientCa(tlsClientCa);
         }
         if (clusterCa != null) {
             if (cluster == null || tlsCert == null) {

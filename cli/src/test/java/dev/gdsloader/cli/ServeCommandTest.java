@@ -181,6 +181,10 @@ class ServeCommandTest {
         assertEquals(2, ca.exitCode(), ca.toString());
         assertEquals("gdsloader serve: --cluster-ca needs --cluster and --tls-cert: it is what a member trusts when it calls the "
                 + "others over TLS", ca.err().strip(), ca.toString());
+        CommandRun mtls = CommandRun.execute(new ServeCommand(), root.toString(), "--tls-client-ca", f.toString());
+        assertEquals(2, mtls.exitCode(), mtls.toString());
+        assertEquals("gdsloader serve: --tls-client-ca needs --tls-cert and --tls-key: client certificates are part of TLS",
+                mtls.err().strip(), mtls.toString());
         assertTrue(r.out().isEmpty() && ca.out().isEmpty(), "nothing served: " + r + ca);
     }
 

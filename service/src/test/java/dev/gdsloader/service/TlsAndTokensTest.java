@@ -38,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Issue 21, findings 5 and 7: a TLS key that is not its certificate's is refused at start in one line naming both
  * files; per-client tokens admit each client under its name (the server's log lines name it) beside the shared token;
- * a cluster over TLS calls its members over TLS, verifying their certificates. Real servers and clients on loopback,
+ * a cluster over TLS calls its members over TLS, verifying their certificates; mutual TLS admits only clients (and
+ * members) presenting a certificate of the configured CA. Real servers and clients on loopback,
  * certificates made by the JDK's keytool ({@link SecurityTest#selfSigned}).
  */
 @Timeout(180)
@@ -208,6 +209,27 @@ class TlsAndTokensTest {
         assertFalse(same.getMessage().contains(ALICE), same.getMessage());
     }
 
+    @Test
+    void withClientCertificatesRequiredOnlyAClientPresentingOneOfTheCasReads() throws Exception {
+        ServiceShards.write(root.resolve("train"), ServiceTestBase.SHARDS);
+        Path[] pem = SecurityTest.selfSigned(root.resolve("tls"), "127.0.0.1");
+        Path[] mine = SecurityTest.selfSigned(root.resolve("client"), "127.0.0.1");
+        Path[] stranger = SecurityTest.selfSigned(root.resolve("stranger"), "127.0.0.1");
+        PrefetchServer s = started(PrefetchServer.builder(root).tls(pem[0], pem[1]).tlsClientCa(mine[0]).token(SHARED));
+        try (PrefetchClient c = client(s.port()).tls(pem[0]).tlsClientCertificate(mine[0], mine[1]).token(SHARED).open()) {
+            assertEquals(ServiceTestBase.RECORDS, readEpoch(c).cardinality());
+        }
+        PrefetchServiceException none = assertThrows(PrefetchServiceException.class,
+                () -> client(s.port()).tls(pem[0]).token(SHARED).open().close());
+        assertEquals(FlightStatusCode.UNAVAILABLE, none.code(), none.getMessage());
+        PrefetchServiceException other = assertThrows(PrefetchServiceException.class,
+                () -> client(s.port()).tls(pem[0]).tlsClientCertificate(stranger[0], stranger[1]).token(SHARED).open().close());
+        assertEquals(FlightStatusCode.UNAVAILABLE, other.code(), other.getMessage());
+        IOException plain = assertThrows(IOException.class, () -> PrefetchServer.builder(root).tlsClientCa(mine[0]).start().close());
+        assertEquals("cannot listen on 127.0.0.1:0: client certificates (Builder.tlsClientCa, serve --tls-client-ca) need TLS: give "
+                + "the server's certificate and key too", plain.getMessage());
+    }
+
     /** Parts of the two-member cluster: records 0..39 on member 0, 40..70 on member 1. */
     private Path part(int j) throws IOException {
         Path r = root.resolve("part-" + j);
@@ -231,11 +253,13 @@ class TlsAndTokensTest {
         Path[] other = SecurityTest.selfSigned(root.resolve("other"), "127.0.0.1");
         int[] ports = freePorts(2);
         String members = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
+        // mutual TLS too: each member requires a client certificate of pem's, and presents its own to the other
         PrefetchServer m0 = started(PrefetchServer.builder(part(0)).port(ports[0]).cluster(Cluster.parse(members, 0))
-                .tls(pem[0], pem[1]).token(SHARED));
-        started(PrefetchServer.builder(part(1)).port(ports[1]).cluster(Cluster.parse(members, 1)).tls(pem[0], pem[1]).token(SHARED));
+                .tls(pem[0], pem[1]).tlsClientCa(pem[0]).token(SHARED));
+        started(PrefetchServer.builder(part(1)).port(ports[1]).cluster(Cluster.parse(members, 1)).tls(pem[0], pem[1])
+                .tlsClientCa(pem[0]).token(SHARED));
         assertEquals("grpc+tls", m0.location().getUri().getScheme());
-        try (PrefetchClient c = client(ports[0]).tls(pem[0]).token(SHARED).open()) {
+        try (PrefetchClient c = client(ports[0]).tls(pem[0]).tlsClientCertificate(pem[0], pem[1]).token(SHARED).open()) {
             BitSet seen = readEpoch(c);
             assertEquals(71, seen.cardinality(), "every record of both parts, member 1's over TLS: " + seen);
         }
@@ -245,7 +269,7 @@ class TlsAndTokensTest {
         PrefetchServer distrusting = started(PrefetchServer.builder(part(0)).port(ports[0]).cluster(Cluster.parse(members, 0))
                 .tls(pem[0], pem[1]).clusterTrust(other[0]).token(SHARED));
         PrefetchServiceException e = assertThrows(PrefetchServiceException.class,
-                () -> client(distrusting.port()).tls(pem[0]).token(SHARED).reconnectTimeout(Duration.ofMillis(300)).open().close());
+                () -> client(distrusting.port()).tls(pem[0]).tlsClientCertificate(pem[0], pem[1]).token(SHARED).open().close());
         assertEquals(FlightStatusCode.UNAVAILABLE, e.code(), e.getMessage());
         assertTrue(e.getMessage().contains("part 1 of 2 at grpc+tls://127.0.0.1:" + ports[1]), e.getMessage());
         // with client tokens and no shared token, a member needs the token named 'cluster' for its peers

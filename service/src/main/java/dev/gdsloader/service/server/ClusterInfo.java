@@ -41,21 +41,28 @@ final class ClusterInfo {
     static final long PEER_TIMEOUT_MILLIS = 10_000;
 
     /**
-     * How this server calls the other members: the bearer token it sends, and over TLS the certificates it trusts.
-     * Immutable; thread-safe.
+     * How this server calls the other members: the bearer token it sends, and over TLS the certificates it trusts and
+     * the certificate it presents (its own, for members that require client certificates). Immutable; thread-safe.
      */
     static final class Peers {
         private final String token;
         private final byte[] trusted;
+        private final byte[] certificate;
+        private final byte[] key;
 
         /**
          * @param token the bearer token the other members admit, or null for none
          * @param trustedPem PEM certificates a peer's certificate must chain to (the members' shared certificate, or
          *     their CA), or null to call the peers in plaintext; copied
+         * @param certificatePem this member's PEM certificate chain, presented as its client certificate over TLS, or
+         *     null; copied
+         * @param keyPem the chain's PEM PKCS#8 key, or null; copied
          */
-        Peers(String token, byte[] trustedPem) {
+        Peers(String token, byte[] trustedPem, byte[] certificatePem, byte[] keyPem) {
             this.token = token;
             this.trusted = trustedPem == null ? null : trustedPem.clone();
+            this.certificate = certificatePem == null ? null : certificatePem.clone();
+            this.key = keyPem == null ? null : keyPem.clone();
         }
 
         /** @return a Flight client for a peer's location, with the token and TLS trust set */
@@ -63,6 +70,9 @@ final class ClusterInfo {
             FlightClient.Builder fb = FlightClient.builder(a, loc);
             if (trusted != null) {
                 fb.useTls().trustedCertificates(new ByteArrayInputStream(trusted));
+                if (certificate != null && key != null) {
+                    fb.clientCertificate(new ByteArrayInputStream(certificate), new ByteArrayInputStream(key));
+                }
             }
             if (token != null) {
                 fb.intercept(BearerAuth.client(token));

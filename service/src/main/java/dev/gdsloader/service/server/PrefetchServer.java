@@ -128,6 +128,17 @@ public final class PrefetchServer implements AutoCloseable {
                         + pem + " is not a regular file: expected a PEM file");
             }
         }
+        if (b.tlsClientCa != null) {
+            if (!tls) {
+                throw new IOException(at + "client certificates (Builder.tlsClientCa, serve --tls-client-ca) need TLS: give the "
+                        + "server's certificate and key too");
+            }
+            try {
+                TlsIdentity.certificates(b.tlsClientCa, Files.readAllBytes(b.tlsClientCa));
+            } catch (IOException e) {
+                throw new IOException(at + "the CA of client certificates (" + b.tlsClientCa + "): " + e.getMessage(), e);
+            }
+        }
         if (tls && Files.isRegularFile(b.tlsCert) && Files.isRegularFile(b.tlsKey)) { // a missing one is named by Flight below
             try {
                 TlsIdentity.read(b.tlsCert, b.tlsKey);
@@ -147,7 +158,8 @@ public final class PrefetchServer implements AutoCloseable {
                 throw new IOException(at + "a cluster member sends the other members a token: give the shared token "
                         + "(--token-file) or a client named '" + CLUSTER_CLIENT + "' in the client tokens, the same on every member");
             }
-            peers = new ClusterInfo.Peers(peerToken, tls ? clusterTrust(b, at) : null);
+            peers = tls ? new ClusterInfo.Peers(peerToken, clusterTrust(b, at), pem(b.tlsCert, at), pem(b.tlsKey, at))
+                    : new ClusterInfo.Peers(peerToken, null, null, null);
         }
         Cluster cluster = b.cluster == null ? null : b.cluster.withTls(tls);
         this.limits = b.limits;
@@ -174,6 +186,9 @@ public final class PrefetchServer implements AutoCloseable {
             FlightServer.Builder fb = FlightServer.builder(arrow, listen, producer).transportHint("grpc.builderConsumer", transport);
             if (tls) {
                 fb.useTls(b.tlsCert.toFile(), b.tlsKey.toFile());
+                if (b.tlsClientCa != null) {
+                    fb.useMTlsClientVerification(b.tlsClientCa.toFile());
+                }
             }
             if (!tokens.isEmpty()) {
                 fb.headerAuthenticator(BearerAuth.authenticator(tokens));
@@ -205,6 +220,15 @@ public final class PrefetchServer implements AutoCloseable {
         this.address = new InetSocketAddress(bind, s.getPort());
         // MAPPED sessions over the same shards (each epoch is a session) reuse the registrations of the one before
         this.linger = dev.gdsloader.loader.MappedRegistrations.requestLinger(b.registrationLinger);
+    }
+
+    /** @return the bytes of a TLS PEM file; @throws IOException naming it, prefixed by {@code at} */
+    private static byte[] pem(Path file, String at) throws IOException {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new IOException(at + "TLS file " + file + " cannot be read: " + e, e);
+        }
     }
 
     /** @return the PEM certificates a member trusts in its peers: {@link Builder#clusterTrust}, else its own chain */
@@ -458,6 +482,7 @@ public final class PrefetchServer implements AutoCloseable {
         private Map<String, String> clientTokens = Map.of();
         private Path tlsCert;
         private Path clusterTrust;
+        private Path tlsClientCa;
         private Path tlsKey;
         private ServerLimits limits = ServerLimits.defaults();
         private Duration registrationLinger = DEFAULT_REGISTRATION_LINGER;
@@ -604,6 +629,20 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Requires mutual TLS (Flight's {@code useMTlsClientVerification}): with {@link #tls}, a client must present a
+         * certificate chaining to one of these, or its handshake fails (the client sees UNAVAILABLE). Clients:
+         * {@code PrefetchClient.Builder.tlsClientCertificate}; the members of a {@link #cluster} present their own
+         * server certificate, so it must chain to this CA as well. The bearer token is still checked.
+         *
+         * @param caPem PEM file of the CA certificates client certificates must chain to
+         * @return this
+         */
+        public Builder tlsClientCa(Path caPem) {
+            this.tlsClientCa = Objects.requireNonNull(caPem, "caPem");
+            return this;
+        }
+
+        /**
          * @param limits connections, sessions, idle timeout, largest message and memory budget
          *     (default {@link ServerLimits#defaults()})
          * @return this
@@ -666,7 +705,8 @@ public final class PrefetchServer implements AutoCloseable {
          *     or the port in use; a non-loopback address without {@link #token} or {@link #clientTokens}; a TLS
          *     certificate or key that cannot be read, or a key that is not the certificate's (naming both files); a
          *     cluster over TLS whose {@link #clusterTrust} cannot be read; a cluster with client tokens but neither a
-         *     shared token nor one named {@value PrefetchServer#CLUSTER_CLIENT}
+         *     shared token nor one named {@value PrefetchServer#CLUSTER_CLIENT}; {@link #tlsClientCa} without TLS or
+         *     without a readable certificate
          */
         public PrefetchServer start() throws IOException {
             return new PrefetchServer(this, DatasetRoot.of(root, allowSystemRoot));
