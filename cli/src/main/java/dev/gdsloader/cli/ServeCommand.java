@@ -37,11 +37,28 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
                     + "e.g. openssl rand -hex 32); else the environment variable GDSLOADER_TOKEN, if set")
     Path tokenFile;
 
-    @Option(names = "--tls-cert", paramLabel = "PEM", description = "serve over TLS with this PEM certificate chain (with --tls-key)")
+    @Option(names = "--client-tokens", paramLabel = "FILE",
+            description = "file of per-client tokens, one name:token a line (# comments): a client sending one is admitted and "
+                    + "named by it in the server's log; with or without --token-file (whose client is named 'shared')")
+    Path clientTokens;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM",
+            description = "serve over TLS with this PEM certificate chain (with --tls-key; the key is checked against it at start); "
+                    + "with --cluster the members also call each other over TLS")
     Path tlsCert;
 
-    @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key (PKCS#8, unencrypted) of --tls-cert")
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key (PKCS#8, unencrypted; RSA, DSA or EC) of --tls-cert")
     Path tlsKey;
+
+    @Option(names = "--tls-client-ca", paramLabel = "PEM",
+            description = "with --tls-cert: require mutual TLS, every client presenting a certificate issued by this CA "
+                    + "(PrefetchClient.Builder.tlsClientCertificate); cluster members present their --tls-cert")
+    Path tlsClientCa;
+
+    @Option(names = "--cluster-ca", paramLabel = "PEM",
+            description = "with --cluster and --tls-cert: the certificates (the members' CA) this member trusts when it calls the "
+                    + "others over TLS (default: --tls-cert itself)")
+    Path clusterCa;
 
     @Option(names = "--allow-system-root",
             description = "serve DATASET_ROOT even if it is / or a system directory (/etc, /usr, /home, ...), which is refused otherwise")
@@ -244,11 +261,27 @@ final class ServeCommand implements Callable<Integer>, RangedOptions {
             throw new IllegalArgumentException("--cluster-index needs --cluster HOST:PORT,...");
         }
         b.token(tokenFile != null ? BearerAuth.read(tokenFile) : BearerAuth.fromEnvironment(System.getenv()));
+        if (clientTokens != null) {
+            b.clientTokens(BearerAuth.readNamed(clientTokens));
+        }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
         }
         if (tlsCert != null) {
             b.tls(tlsCert, tlsKey);
+        }
+        if (tlsClientCa != null) {
+            if (tlsCert == null) {
+                throw new IllegalArgumentException("--tls-client-ca needs --tls-cert and --tls-key: client certificates are part of TLS");
+            }
+            b.tlsClientCa(tlsClientCa);
+        }
+        if (clusterCa != null) {
+            if (cluster == null || tlsCert == null) {
+                throw new IllegalArgumentException("--cluster-ca needs --cluster and --tls-cert: it is what a member trusts when it "
+                        + "calls the others over TLS");
+            }
+            b.clusterTrust(clusterCa);
         }
         PrefetchServer server = b.start();
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "gdsloader-serve-shutdown"));

@@ -170,6 +170,25 @@ class ServeCommandTest {
     }
 
     @Test
+    void clientTokensAndClusterCaAreCheckedInOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) throws Exception {
+        java.nio.file.Path f = root.resolve("clients");
+        java.nio.file.Files.writeString(f, "alice:0123456789abcdef0123456789abcdef\nbob 0123456789abcdef0123456789abcdef\n");
+        CommandRun r = CommandRun.execute(new ServeCommand(), root.toString(), "--client-tokens", f.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertEquals("gdsloader serve: client tokens file " + f + " line 2: expected name:token (no ':' on the line)", r.err().strip(),
+                r.toString());
+        CommandRun ca = CommandRun.execute(new ServeCommand(), root.toString(), "--cluster-ca", f.toString());
+        assertEquals(2, ca.exitCode(), ca.toString());
+        assertEquals("gdsloader serve: --cluster-ca needs --cluster and --tls-cert: it is what a member trusts when it calls the "
+                + "others over TLS", ca.err().strip(), ca.toString());
+        CommandRun mtls = CommandRun.execute(new ServeCommand(), root.toString(), "--tls-client-ca", f.toString());
+        assertEquals(2, mtls.exitCode(), mtls.toString());
+        assertEquals("gdsloader serve: --tls-client-ca needs --tls-cert and --tls-key: client certificates are part of TLS",
+                mtls.err().strip(), mtls.toString());
+        assertTrue(r.out().isEmpty() && ca.out().isEmpty(), "nothing served: " + r + ca);
+    }
+
+    @Test
     void limitFlagsReachTheServerLimitsAndBadOnesAreOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) {
         ServeCommand c = new ServeCommand();
         new picocli.CommandLine(c).parseArgs(root.toString(), "--max-connections", "10", "--max-sessions", "5",

@@ -195,11 +195,16 @@ class SecurityTest {
      * process, converted to PEM here: {certificate.pem, key.pem (PKCS#8)}.
      */
     static Path[] selfSigned(Path dir, String ip) throws Exception {
+        return selfSigned(dir, ip, "RSA");
+    }
+
+    /** As {@link #selfSigned(Path, String)}, the key {@code RSA} (2048 bits) or {@code EC} (secp256r1). */
+    static Path[] selfSigned(Path dir, String ip, String keyAlgorithm) throws Exception {
         Files.createDirectories(dir);
         Path ks = dir.resolve("server.p12");
         String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
-        Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "server", "-keyalg", "RSA", "-keysize", "2048",
-                "-dname", "CN=localhost", "-ext", "san=ip:" + ip + ",dns:localhost", "-validity", "2", "-storetype", "PKCS12",
+        Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "server", "-keyalg", keyAlgorithm,
+                keyAlgorithm.equals("EC") ? "-groupname" : "-keysize", keyAlgorithm.equals("EC") ? "secp256r1" : "2048", "-dname", "CN=localhost", "-ext", "san=ip:" + ip + ",dns:localhost", "-validity", "2", "-storetype", "PKCS12",
                 "-keystore", ks.toString(), "-storepass", "changeit", "-keypass", "changeit")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("keytool.log").toFile()).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "keytool did not finish");

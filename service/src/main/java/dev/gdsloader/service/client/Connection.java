@@ -38,13 +38,15 @@ record Connection(FlightClient flight, ManagedChannel channel) implements AutoCl
      * @param allocator the client's allocator (Flight's client takes a child of it)
      * @param at the server
      * @param tlsRoots PEM file of the certificates to trust, or null for plaintext
+     * @param clientCertificate {PEM certificate chain, PEM PKCS#8 key} this client presents to a server that asks for
+     *     one (mutual TLS), or null for none; used only with {@code tlsRoots}
      * @param token the bearer token ({@link BearerAuth#check}ed), or null for none
      * @param window the HTTP/2 flow-control window of this connection's streams and of the connection, bytes: what the
      *     server may send ahead of what this client has consumed; fixed (gRPC's auto-tuning is off)
      * @return the connection (nothing is sent before the first call)
-     * @throws PrefetchServiceException if the trusted certificates cannot be read
+     * @throws PrefetchServiceException if the trusted certificates or the client certificate cannot be read
      */
-    static Connection open(BufferAllocator allocator, Location at, Path tlsRoots, String token, int window) {
+    static Connection open(BufferAllocator allocator, Location at, Path tlsRoots, Path[] clientCertificate, String token, int window) {
         NettyClientBuilder fb = new NettyClientBuilder(allocator, at);
         if (tlsRoots != null) {
             try {
@@ -52,6 +54,15 @@ record Connection(FlightClient flight, ManagedChannel channel) implements AutoCl
                 fb.useTls().trustedCertificates(new ByteArrayInputStream(Files.readAllBytes(tlsRoots)));
             } catch (IOException e) {
                 throw new PrefetchServiceException("cannot read the trusted certificates " + tlsRoots + ": " + e.getMessage(), e, null);
+            }
+            if (clientCertificate != null) {
+                try {
+                    fb.clientCertificate(new ByteArrayInputStream(Files.readAllBytes(clientCertificate[0])),
+                            new ByteArrayInputStream(Files.readAllBytes(clientCertificate[1])));
+                } catch (IOException e) {
+                    throw new PrefetchServiceException("cannot read the client certificate " + clientCertificate[0] + " or its key "
+                            + clientCertificate[1] + ": " + e.getMessage(), e, null);
+                }
             }
         }
         NettyChannelBuilder cb = fb.build().flowControlWindow(window);

@@ -69,6 +69,8 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
     private final Location location;
     private final String token;
     private final java.nio.file.Path tlsRoots;
+    /** {certificate chain, key} presented for mutual TLS, or null. */
+    private final java.nio.file.Path[] clientCertificate;
     private final Request request;
     private final long timeoutMillis;
     private final long reconnectMillis;
@@ -91,6 +93,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         this.location = b.tlsRoots != null ? Location.forGrpcTls(b.host, b.port) : Location.forGrpcInsecure(b.host, b.port);
         this.token = b.token;
         this.tlsRoots = b.tlsRoots;
+        this.clientCertificate = b.clientCertificate;
         this.request = new Request(b.dataset, b.options, b.delivery, 0, null);
         this.timeoutMillis = b.timeout.toMillis();
         this.reconnectMillis = b.reconnectTimeout.toMillis();
@@ -172,7 +175,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
      *     TLS trusting {@code tlsRoots} and with the bearer token, where set, and this client's flow-control window
      */
     private Connection connectTo(Location at) {
-        return Connection.open(allocator, at, tlsRoots, token, window);
+        return Connection.open(allocator, at, tlsRoots, clientCertificate, token, window);
     }
 
     /** {@code GetFlightInfo} of the request ({@link InfoConnection#fetch}): the info and the endpoints to read. */
@@ -230,6 +233,7 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
         private LoaderState resume;
         private String token;
         private java.nio.file.Path tlsRoots;
+        private java.nio.file.Path[] clientCertificate;
         private int window = DEFAULT_WINDOW;
 
         private Builder(String host, int port) {
@@ -412,6 +416,21 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          */
         public Builder tls(java.nio.file.Path trustedCertificates) {
             this.tlsRoots = Objects.requireNonNull(trustedCertificates, "trustedCertificates");
+            return this;
+        }
+
+        /**
+         * Presents this client certificate to a server that requires one (mutual TLS: {@code serve --tls-client-ca},
+         * {@code PrefetchServer.Builder.tlsClientCa}); used with {@link #tls}, without which it is ignored. The files
+         * are read when a connection is made; one that cannot be read fails that connection naming both files.
+         *
+         * @param certificateChain PEM certificate chain of this client, issued by a CA the server trusts
+         * @param privateKey its PEM private key, unencrypted PKCS#8
+         * @return this
+         */
+        public Builder tlsClientCertificate(java.nio.file.Path certificateChain, java.nio.file.Path privateKey) {
+            this.clientCertificate = new java.nio.file.Path[] {Objects.requireNonNull(certificateChain, "certificateChain"),
+                    Objects.requireNonNull(privateKey, "privateKey")};
             return this;
         }
 

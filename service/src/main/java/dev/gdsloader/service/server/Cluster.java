@@ -18,11 +18,16 @@ import org.apache.arrow.flight.Location;
  * {@code node0:8815,node1:8815}) and its own index; {@code GetFlightInfo} on any of them answers with one endpoint per
  * part, in this order. Immutable; thread-safe.
  *
+ * <p>Over TLS ({@link #tls()}, set by {@link PrefetchServer} from its own {@code Builder.tls}) the members' locations
+ * are {@code grpc+tls://host:port}: clients and the other members connect to them over TLS and verify the member's
+ * certificate for the host named here, so each member's certificate must cover its host (subject alternative name).
+ *
  * @param members the servers' addresses as clients reach them, {@code host:port}, in part order (2 or more is usual;
  *     1 is a cluster of one)
  * @param self this server's index in {@code members}
+ * @param tls whether the members serve over TLS (every member of a cluster does, or none)
  */
-public record Cluster(List<String> members, int self) {
+public record Cluster(List<String> members, int self, boolean tls) {
     /**
      * @throws IllegalArgumentException naming the member or index: an empty list, a member that is not
      *     {@code host:port} with a port 1..65535, a member listed twice, or {@code self} outside 0..size-1
@@ -43,6 +48,26 @@ public record Cluster(List<String> members, int self) {
             throw new IllegalArgumentException("cluster index " + self + " is outside 0.." + (members.size() - 1)
                     + " (the cluster has " + members.size() + " members: " + members + ")");
         }
+    }
+
+    /**
+     * A cluster whose members serve in plaintext ({@code grpc+tcp}); {@link PrefetchServer} switches it to TLS when it
+     * serves over TLS.
+     *
+     * @param members the servers' addresses, {@code host:port}, in part order
+     * @param self this server's index in {@code members}
+     * @throws IllegalArgumentException as for the canonical constructor
+     */
+    public Cluster(List<String> members, int self) {
+        this(members, self, false);
+    }
+
+    /**
+     * @param overTls whether the members serve over TLS
+     * @return this cluster with {@link #tls()} set to {@code overTls}
+     */
+    public Cluster withTls(boolean overTls) {
+        return new Cluster(members, self, overTls);
     }
 
     /**
@@ -94,7 +119,8 @@ public record Cluster(List<String> members, int self) {
 
     /**
      * @param part a part index, 0..size-1
-     * @return the Flight location of the server that owns it, {@code grpc+tcp://host:port}
+     * @return the Flight location of the server that owns it, {@code grpc+tcp://host:port}, or {@code grpc+tls://host:port}
+     *     if {@link #tls()}
      */
     public Location location(int part) {
         String m = members.get(part);
@@ -103,7 +129,7 @@ public record Cluster(List<String> members, int self) {
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
         }
-        return Location.forGrpcInsecure(host, port(m));
+        return tls ? Location.forGrpcTls(host, port(m)) : Location.forGrpcInsecure(host, port(m));
     }
 
     private static int port(String member) {

@@ -8,6 +8,7 @@ import dev.gdsloader.service.protocol.ErrorCodes;
 import dev.gdsloader.service.protocol.Part;
 import dev.gdsloader.service.protocol.Protocol;
 import dev.gdsloader.service.protocol.Request;
+import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,10 +33,53 @@ import org.apache.arrow.memory.BufferAllocator;
  * parts' records one after another in cluster order (part j's first record = the records of parts 0..j-1), and
  * answers with one endpoint per part this rank has batches in, in part order: its ticket the request with the full
  * {@link Part}, its location the part's server. Stateless; thread-safe; a Flight client per peer call, closed after it.
+ * A cluster over TLS ({@link Cluster#tls()}) calls its peers over TLS, verifying each peer's certificate and host name
+ * against {@link Peers}' trusted certificates.
  */
 final class ClusterInfo {
     /** Deadline of a peer's GetFlightInfo, ms. */
     static final long PEER_TIMEOUT_MILLIS = 10_000;
+
+    /**
+     * How this server calls the other members: the bearer token it sends, and over TLS the certificates it trusts and
+     * the certificate it presents (its own, for members that require client certificates). Immutable; thread-safe.
+     */
+    static final class Peers {
+        private final String token;
+        private final byte[] trusted;
+        private final byte[] certificate;
+        private final byte[] key;
+
+        /**
+         * @param token the bearer token the other members admit, or null for none
+         * @param trustedPem PEM certificates a peer's certificate must chain to (the members' shared certificate, or
+         *     their CA), or null to call the peers in plaintext; copied
+         * @param certificatePem this member's PEM certificate chain, presented as its client certificate over TLS, or
+         *     null; copied
+         * @param keyPem the chain's PEM PKCS#8 key, or null; copied
+         */
+        Peers(String token, byte[] trustedPem, byte[] certificatePem, byte[] keyPem) {
+            this.token = token;
+            this.trusted = trustedPem == null ? null : trustedPem.clone();
+            this.certificate = certificatePem == null ? null : certificatePem.clone();
+            this.key = keyPem == null ? null : keyPem.clone();
+        }
+
+        /** @return a Flight client for a peer's location, with the token and TLS trust set */
+        FlightClient connect(BufferAllocator a, Location loc) {
+            FlightClient.Builder fb = FlightClient.builder(a, loc);
+            if (trusted != null) {
+                fb.useTls().trustedCertificates(new ByteArrayInputStream(trusted));
+                if (certificate != null && key != null) {
+                    fb.clientCertificate(new ByteArrayInputStream(certificate), new ByteArrayInputStream(key));
+                }
+            }
+            if (token != null) {
+                fb.intercept(BearerAuth.client(token));
+            }
+            return fb.build();
+        }
+    }
 
     private ClusterInfo() {
     }
@@ -46,18 +90,18 @@ final class ClusterInfo {
      * @param request the client's request (no part)
      * @param local this server's answer for its own part (an ask)
      * @param arrow allocator for the peer clients' buffers
-     * @param token the bearer token the members share (sent to each peer), or null for none
+     * @param peers how to call the other members (token, TLS trust)
      * @return the cluster's FlightInfo for the request
      * @throws FlightRuntimeException UNAVAILABLE naming the part and location of a peer that cannot be reached in
      *     time, the peer's own status and message (prefixed by its part and location) for a peer's refusal, or
      *     INVALID_ARGUMENT if the parts' columns differ
      */
     static FlightInfo gather(Cluster cluster, FlightDescriptor descriptor, Request request, Function<Part, FlightInfo> local,
-                             BufferAllocator arrow, String token) {
+                             BufferAllocator arrow, Peers peers) {
         int n = cluster.size();
         List<FlightInfo> infos = new ArrayList<>(n);
         for (int j = 0; j < n; j++) {
-            infos.add(j == cluster.self() ? local.apply(Part.ask(j, n)) : askPeer(cluster, j, request, arrow, token));
+            infos.add(j == cluster.self() ? local.apply(Part.ask(j, n)) : askPeer(cluster, j, request, arrow, peers));
         }
         FlightInfo mine = infos.get(cluster.self());
         List<FlightEndpoint> endpoints = new ArrayList<>();
@@ -116,16 +160,12 @@ final class ClusterInfo {
         }
     }
 
-    private static FlightInfo askPeer(Cluster cluster, int j, Request request, BufferAllocator arrow, String token) {
+    private static FlightInfo askPeer(Cluster cluster, int j, Request request, BufferAllocator arrow, Peers peers) {
         Location loc = cluster.location(j);
         String where = "part " + j + " of " + cluster.size() + " at " + loc.getUri();
         byte[] command = new Part.Ticket(request, Part.ask(j, cluster.size())).toBytes();
         try (BufferAllocator a = arrow.newChildAllocator("cluster peer " + j, 0, Long.MAX_VALUE)) {
-            FlightClient.Builder fb = FlightClient.builder(a, loc);
-            if (token != null) {
-                fb.intercept(BearerAuth.client(token));
-            }
-            FlightClient c = fb.build();
+            FlightClient c = peers.connect(a, loc);
             try {
                 return c.getInfo(FlightDescriptor.command(command), CallOptions.timeout(PEER_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS));
             } catch (FlightRuntimeException e) {

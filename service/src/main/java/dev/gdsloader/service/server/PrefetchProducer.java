@@ -60,20 +60,20 @@ final class PrefetchProducer implements FlightProducer {
     private final AtomicLong ids = new AtomicLong();
     /** The servers this one is part of, or null for a single server (service/README.md, "Several machines"). */
     private final Cluster cluster;
-    /** The bearer token this server requires, sent to the other members of its cluster too (they share it); or null. */
-    private final String token;
+    /** How this server calls the other members of its cluster (token, TLS trust); null without a cluster. */
+    private final ClusterInfo.Peers peers;
     /** Sessions kept between a client's streams, owned by the server. */
     private final ParkedSessions parked;
     /** What a session may ask for, and the I/O pool every session reads on; owned by the server. */
     private final SessionCeilings ceilings;
 
     PrefetchProducer(DatasetRoot root, NativeAllocator memory, BufferAllocator arrow, Executor cleanup, Set<Session> sessions,
-                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, String token, ParkedSessions parked,
+                     BooleanSupplier closing, Supplier<Location> self, Cluster cluster, ClusterInfo.Peers peers, ParkedSessions parked,
                      SessionCeilings ceilings) {
         this.parked = parked;
         this.ceilings = ceilings;
         this.cluster = cluster;
-        this.token = token;
+        this.peers = peers;
         this.root = root;
         this.memory = memory;
         this.arrow = arrow;
@@ -166,13 +166,15 @@ final class PrefetchProducer implements FlightProducer {
             }
             Part.Ticket t = Part.Ticket.parse(command);
             Request r = t.request();
-            what = rpc + " of '" + r.dataset() + "'";
+            what = rpc + " of '" + r.dataset() + "'" + byClient(context);
             ServerDelivery delivery = ServerDelivery.of(r.delivery());
             if (delivery.rpc() != rpc) {
                 throw new IllegalArgumentException(rpc + " streams " + rpc.modes() + " delivery; delivery " + r.delivery()
                         + " is a " + delivery.rpc());
             }
             s = session(new ParkedSessions.Key(r, t.part(), context.peerIdentity()));
+            String started = what + ": session " + s.id();
+            LOG.fine(() -> "gdsloader: " + started);
             ClusterInfo.streamPart(cluster, t.part(), s);
             delivery.serve(s, fromClient, toClient, closing);
             if (delivery.parksAfterEpoch()) {
@@ -186,6 +188,15 @@ final class PrefetchProducer implements FlightProducer {
                 s.unhold();
             }
         }
+    }
+
+    /**
+     * @return {@code " by client 'NAME'"}, the name of the token the call was admitted with (BearerAuth; the server's
+     *     log lines name it), or empty without authentication
+     */
+    private static String byClient(CallContext context) {
+        String name = context.peerIdentity();
+        return name == null || name.isEmpty() ? "" : " by client '" + name + "'";
     }
 
     private void fail(ServerStreamListener listener, Throwable t, String what) {
@@ -214,10 +225,10 @@ final class PrefetchProducer implements FlightProducer {
             }
             Part.Ticket t = Part.Ticket.parse(descriptor.getCommand());
             Request r = t.request();
-            what = "GetFlightInfo of '" + r.dataset() + "'";
+            what = "GetFlightInfo of '" + r.dataset() + "'" + byClient(context);
             ClusterInfo.requireOwn(cluster, t.part());
             if (cluster != null && t.part() == null) {
-                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p, null), arrow, token);
+                return ClusterInfo.gather(cluster, descriptor, r, p -> localInfo(descriptor, r, p, null), arrow, peers);
             }
             // a single server keeps the session for the stream the client opens next
             return localInfo(descriptor, r, t.part(), cluster == null ? context.peerIdentity() : null);

@@ -21,7 +21,9 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,8 +58,9 @@ import org.apache.arrow.memory.RootAllocator;
  * that for its loader, so a session whose ring does not fit is refused with RESOURCE_EXHAUSTED naming both sizes
  * ({@link #allocator()} shows what sessions hold). Dataset names resolve under the root by real paths
  * ({@link DatasetRoot}), and errors sent to clients carry neither the root's absolute path nor file bytes. Loopback
- * by default; another address needs a bearer token ({@link Builder#token}, {@link BearerAuth}), TLS is
- * {@link Builder#tls}; {@link ServerLimits} bound connections, sessions, calls, idle time, message size and the
+ * by default; another address needs a bearer token ({@link Builder#token} or per-client {@link Builder#clientTokens},
+ * {@link BearerAuth}), TLS is {@link Builder#tls} (its key checked against its certificate at start, and a cluster's
+ * members calling each other over TLS); {@link ServerLimits} bound connections, sessions, calls, idle time, message size and the
  * sessions' memory (the server's allocator child has {@link ServerLimits#memoryBudget()}). Thread-safe.
  */
 public final class PrefetchServer implements AutoCloseable {
@@ -80,6 +83,11 @@ public final class PrefetchServer implements AutoCloseable {
     private static final Duration DEFAULT_REGISTRATION_LINGER = Duration.ofSeconds(DEFAULT_REGISTRATION_LINGER_SECONDS);
     /** Default of {@link Builder#sessionLinger}, ms. */
     public static final long DEFAULT_SESSION_LINGER_MILLIS = 5_000;
+    /**
+     * The client name whose token a cluster member sends the other members when it has named client tokens
+     * ({@link Builder#clientTokens}) and no shared token ({@link Builder#token}).
+     */
+    public static final String CLUSTER_CLIENT = "cluster";
 
     private final DatasetRoot root;
     private final NativeAllocator allocator;
@@ -108,23 +116,54 @@ public final class PrefetchServer implements AutoCloseable {
     private PrefetchServer(Builder b, DatasetRoot root) throws IOException {
         this.root = root;
         InetAddress bind = resolve(b.bind, b.port);
-        if (!bind.isLoopbackAddress() && b.token == null && isOfThisMachine(bind)) { // else the bind fails, naming that
-            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a non-loopback address needs a bearer token "
+        String at = "cannot listen on " + b.bind + ":" + b.port + ": ";
+        boolean anyToken = b.token != null || !b.clientTokens.isEmpty();
+        if (!bind.isLoopbackAddress() && !anyToken && isOfThisMachine(bind)) { // else the bind fails, naming that
+            throw new IOException(at + "a non-loopback address needs a bearer token "
                     + "(serve --token-file FILE or the environment variable " + BearerAuth.ENVIRONMENT_VARIABLE
                     + "; Builder.token): without one anyone who can reach it reads every dataset");
         }
         this.tls = b.tlsCert != null;
         for (Path pem : tls ? List.of(b.tlsCert, b.tlsKey) : List.<Path>of()) {
             if (Files.exists(pem) && !Files.isRegularFile(pem)) { // a directory, or a FIFO that would block the read
-                throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": TLS " + (pem.equals(b.tlsCert) ? "certificate " : "key ")
+                throw new IOException(at + "TLS " + (pem.equals(b.tlsCert) ? "certificate " : "key ")
                         + pem + " is not a regular file: expected a PEM file");
             }
         }
-        if (tls && b.cluster != null) {
-            throw new IOException("cannot listen on " + b.bind + ":" + b.port + ": a cluster member over TLS is not supported yet "
-                    + "(members ask each other for their parts over plaintext gRPC): run the cluster on a private network, "
-                    + "with a bearer token");
+        if (b.tlsClientCa != null) {
+            if (!tls) {
+                throw new IOException(at + "client certificates (Builder.tlsClientCa, serve --tls-client-ca) need TLS: give the "
+                        + "server's certificate and key too");
+            }
+            try {
+                TlsIdentity.certificates(b.tlsClientCa, Files.readAllBytes(b.tlsClientCa));
+            } catch (IOException e) {
+                throw new IOException(at + "the CA of client certificates (" + b.tlsClientCa + "): " + e.getMessage(), e);
+            }
         }
+        if (tls && Files.isRegularFile(b.tlsCert) && Files.isRegularFile(b.tlsKey)) { // a missing one is named by Flight below
+            try {
+                TlsIdentity.read(b.tlsCert, b.tlsKey);
+            } catch (IOException e) {
+                throw new IOException(at + e.getMessage(), e);
+            }
+        }
+        Map<String, String> tokens = new LinkedHashMap<>(b.clientTokens);
+        if (b.token != null && tokens.putIfAbsent(BearerAuth.SHARED_NAME, b.token) != null) {
+            throw new IOException(at + "the client tokens name a client '" + BearerAuth.SHARED_NAME + "', the name of the shared "
+                    + "token (--token-file): rename that client");
+        }
+        ClusterInfo.Peers peers = null;
+        if (b.cluster != null) {
+            String peerToken = b.token != null ? b.token : b.clientTokens.get(CLUSTER_CLIENT);
+            if (anyToken && peerToken == null) {
+                throw new IOException(at + "a cluster member sends the other members a token: give the shared token "
+                        + "(--token-file) or a client named '" + CLUSTER_CLIENT + "' in the client tokens, the same on every member");
+            }
+            peers = tls ? new ClusterInfo.Peers(peerToken, clusterTrust(b, at), pem(b.tlsCert, at), pem(b.tlsKey, at))
+                    : new ClusterInfo.Peers(peerToken, null, null, null);
+        }
+        Cluster cluster = b.cluster == null ? null : b.cluster.withTls(tls);
         this.limits = b.limits;
         ClientGoneLog.install(); // a client killed mid-stream: one INFO line, not gRPC's WARNING with a stack trace
         this.allocator = b.allocator.newChild("prefetch server of " + root.realPath() + " (memory budget " + limits.memoryBudget() + " B)",
@@ -136,7 +175,7 @@ public final class PrefetchServer implements AutoCloseable {
         this.parked = new ParkedSessions(b.sessionLinger, limits.sessions(), cleanup);
         this.ceilings = new SessionCeilings(limits, b.ioThreadFactory);
         this.producer = new PrefetchProducer(this.root, allocator, arrow, cleanup, sessions, () -> closing, this::location,
-                b.cluster, b.token, parked, ceilings);
+                cluster, peers, parked, ceilings);
         this.boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("gdsloader-flight-boss", true), NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("gdsloader-flight-io", true), NioIoHandler.newFactory());
         Consumer<NettyServerBuilder> transport = nb -> {
@@ -146,13 +185,16 @@ public final class PrefetchServer implements AutoCloseable {
         };
         FlightServer s;
         try {
-            Location at = tls ? Location.forGrpcTls(bind.getHostAddress(), b.port) : Location.forGrpcInsecure(bind.getHostAddress(), b.port);
-            FlightServer.Builder fb = FlightServer.builder(arrow, at, producer).transportHint("grpc.builderConsumer", transport);
+            Location listen = tls ? Location.forGrpcTls(bind.getHostAddress(), b.port) : Location.forGrpcInsecure(bind.getHostAddress(), b.port);
+            FlightServer.Builder fb = FlightServer.builder(arrow, listen, producer).transportHint("grpc.builderConsumer", transport);
             if (tls) {
                 fb.useTls(b.tlsCert.toFile(), b.tlsKey.toFile());
+                if (b.tlsClientCa != null) {
+                    fb.useMTlsClientVerification(b.tlsClientCa.toFile());
+                }
             }
-            if (b.token != null) {
-                fb.headerAuthenticator(BearerAuth.authenticator(b.token));
+            if (!tokens.isEmpty()) {
+                fb.headerAuthenticator(BearerAuth.authenticator(tokens));
             }
             fb.maxInboundMessageSize(limits.maxMessageBytes());
             s = fb.build();
@@ -183,6 +225,30 @@ public final class PrefetchServer implements AutoCloseable {
         this.address = new InetSocketAddress(bind, s.getPort());
         // MAPPED sessions over the same shards (each epoch is a session) reuse the registrations of the one before
         this.linger = dev.gdsloader.loader.MappedRegistrations.requestLinger(b.registrationLinger);
+    }
+
+    /** @return the bytes of a TLS PEM file; @throws IOException naming it, prefixed by {@code at} */
+    private static byte[] pem(Path file, String at) throws IOException {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new IOException(at + "TLS file " + file + " cannot be read: " + e, e);
+        }
+    }
+
+    /** @return the PEM certificates a member trusts in its peers: {@link Builder#clusterTrust}, else its own chain */
+    private static byte[] clusterTrust(Builder b, String at) throws IOException {
+        Path pem = b.clusterTrust != null ? b.clusterTrust : b.tlsCert;
+        try {
+            if (b.clusterTrust != null && Files.exists(pem) && !Files.isRegularFile(pem)) {
+                throw new IOException("is not a regular file");
+            }
+            byte[] bytes = Files.readAllBytes(pem);
+            TlsIdentity.certificates(pem, bytes); // at least one certificate, each parsed (naming the file)
+            return bytes;
+        } catch (IOException e) {
+            throw new IOException(at + "the cluster's trusted certificates (" + pem + "): " + e.getMessage(), e);
+        }
     }
 
     @SuppressWarnings("FutureReturnValueIgnored") // the shutdown futures are awaited below, as terminationFuture()
@@ -426,7 +492,10 @@ public final class PrefetchServer implements AutoCloseable {
         private boolean allowHardLinks;
         private Cluster cluster;
         private String token;
+        private Map<String, String> clientTokens = Map.of();
         private Path tlsCert;
+        private Path clusterTrust;
+        private Path tlsClientCa;
         private Path tlsKey;
         private ServerLimits limits = ServerLimits.defaults();
         private Duration registrationLinger = DEFAULT_REGISTRATION_LINGER;
@@ -533,16 +602,69 @@ public final class PrefetchServer implements AutoCloseable {
         }
 
         /**
+         * Admits per-client tokens, each with its client's name ({@link BearerAuth#readNamed}, {@code serve
+         * --client-tokens FILE}): a call is admitted with any of them (or the shared {@link #token}), and its peer
+         * identity, which the server's log lines and per-client state (parked sessions) use, is the token's name
+         * ({@link BearerAuth#SHARED_NAME} for the shared token). Needed, as a token is, to bind an address that is not
+         * loopback. In a cluster without a shared token, the member sends the token named {@value #CLUSTER_CLIENT}
+         * to the other members.
+         *
+         * @param tokensByName client name to token (names as {@link BearerAuth#readNamed} allows, tokens
+         *     {@link BearerAuth#check}ed, each its own); empty for none (the default)
+         * @return this
+         * @throws IllegalArgumentException if a token is not valid or two names share one (the message does not quote
+         *     a token)
+         */
+        public Builder clientTokens(Map<String, String> tokensByName) {
+            Map<String, String> copy = Map.copyOf(tokensByName);
+            if (!copy.isEmpty()) {
+                BearerAuth.authenticator(copy); // checks every token, and that each is its own
+            }
+            this.clientTokens = copy;
+            return this;
+        }
+
+        /**
          * Serves over TLS ({@code grpc+tls}); clients trust the certificate or its CA
-         * ({@link PrefetchClient.Builder#tls}).
+         * ({@link PrefetchClient.Builder#tls}). {@link #start()} checks the key against the certificate (a mismatched
+         * pair is refused in one line naming both files). In a {@link #cluster}, every member serves over TLS and calls
+         * the others over TLS, verifying their certificates against {@link #clusterTrust} (default: this chain).
          *
          * @param certificateChain PEM certificate chain, the server's first
-         * @param privateKey PEM private key in PKCS#8 ({@code BEGIN PRIVATE KEY}), unencrypted
+         * @param privateKey PEM private key in PKCS#8 ({@code BEGIN PRIVATE KEY}), unencrypted, RSA, DSA or EC
          * @return this
          */
         public Builder tls(Path certificateChain, Path privateKey) {
             this.tlsCert = Objects.requireNonNull(certificateChain, "certificateChain");
             this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * The certificates a cluster member over TLS trusts when it calls the other members (it verifies each peer's
+         * certificate and host name, as clients do). Default: the member's own certificate chain ({@link #tls}), which
+         * suits members sharing one certificate whose subject alternative names cover every member, or chains that
+         * hold their CA.
+         *
+         * @param trustedPem PEM file of the trusted certificates (the members' CA)
+         * @return this
+         */
+        public Builder clusterTrust(Path trustedPem) {
+            this.clusterTrust = Objects.requireNonNull(trustedPem, "trustedPem");
+            return this;
+        }
+
+        /**
+         * Requires mutual TLS (Flight's {@code useMTlsClientVerification}): with {@link #tls}, a client must present a
+         * certificate chaining to one of these, or its handshake fails (the client sees UNAVAILABLE). Clients:
+         * {@code PrefetchClient.Builder.tlsClientCertificate}; the members of a {@link #cluster} present their own
+         * server certificate, so it must chain to this CA as well. The bearer token is still checked.
+         *
+         * @param caPem PEM file of the CA certificates client certificates must chain to
+         * @return this
+         */
+        public Builder tlsClientCa(Path caPem) {
+            this.tlsClientCa = Objects.requireNonNull(caPem, "caPem");
             return this;
         }
 
@@ -617,8 +739,11 @@ public final class PrefetchServer implements AutoCloseable {
          * @throws IOException if the root is not a directory, or is {@code /} or a system directory without
          *     {@link #allowSystemRoot()}, or the address cannot be bound: one line
          *     {@code cannot listen on ADDRESS:PORT: REASON}, the reason an unknown host, an address not of this machine
-         *     or the port in use; a non-loopback address without {@link #token}; a TLS certificate or key that cannot
-         *     be read
+         *     or the port in use; a non-loopback address without {@link #token} or {@link #clientTokens}; a TLS
+         *     certificate or key that cannot be read, or a key that is not the certificate's (naming both files); a
+         *     cluster over TLS whose {@link #clusterTrust} cannot be read; a cluster with client tokens but neither a
+         *     shared token nor one named {@value PrefetchServer#CLUSTER_CLIENT}; {@link #tlsClientCa} without TLS or
+         *     without a readable certificate
          */
         public PrefetchServer start() throws IOException {
             DatasetRoot r = DatasetRoot.of(root, allowSystemRoot, allowHardLinks);
