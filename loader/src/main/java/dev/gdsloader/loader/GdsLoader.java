@@ -497,10 +497,14 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          *
          * @param records records per batch, &gt; 0
          * @return this
-         * @throws IllegalArgumentException if negative (0 means not set: {@link #build()} then takes
-         *     {@link GdsLoader#DEFAULT_BATCH_SIZE})
+         * @throws IllegalArgumentException if not positive (not calling this at all leaves the batch size unset, and
+         *     {@link #build()} takes {@link GdsLoader#DEFAULT_BATCH_SIZE})
          */
         public Builder batchSize(int records) {
+            if (records < 1) {
+                throw new IllegalArgumentException("batchSize must be > 0 records, got " + records
+                        + " (leave it unset for the default, " + DEFAULT_BATCH_SIZE + ")");
+            }
             options = options.withBatchSize(records);
             return this;
         }
