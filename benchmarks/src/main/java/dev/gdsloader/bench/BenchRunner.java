@@ -95,7 +95,7 @@ public final class BenchRunner {
     }
 
     private static BenchReport measure(BenchConfig config, BenchProgress log) throws IOException {
-        Dataset dataset = Dataset.open(config.data());
+        Dataset dataset = Dataset.open(config.data(), config.loader().columns()); // empty: all columns
         long sampleBytes = dataset.columns().stream().mapToLong(Column::recordBytes).sum();
         List<String> notes = new ArrayList<>();
         int batchRecords = recordsPerBatch(config.data(), dataset, config.batchBytes() / Math.max(1, sampleBytes), notes);

@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Sample-level shuffle against the storage's random-read rate, in one run: the ceiling reads every record
- * of a one-column dataset once, in a random order, with {@code pread} on T threads and no GPU ({@code O_DIRECT}
+ * of a one-column dataset once per pass, in a random order (warmed by at least one untimed pass first, then timed over
+ * the loader's rounds and epochs per round: {@link #ceilingWarmups}), with {@code pread} on T threads and no GPU ({@code O_DIRECT}
  * of each record's 4 KiB-aligned cover, or with {@link Config#directIo()} false a buffered read of exactly the
  * record); each loader path then loads {@link Config#epochs()} epochs per round (after {@link Config#warmupEpochs()}) with a global shuffle and T I/O threads, releasing
  * each batch as soon as it arrives (no consumer work). Throughput counts useful record bytes; CPU time is the
@@ -211,6 +212,10 @@ public final class RandomReadBench {
                 bytes(batchSize * col.recordBytes()), c.dropCaches() ? "cold" : c.hot() ? "hot" : "warm", c.directIo() == null ? "O_DIRECT ceiling, the loader's own I/O policy"
                         : c.directIo() ? "O_DIRECT" : "buffered reads",
                 c.rounds(), c.rounds() == 1 ? "" : "s", epochsNote(c));
+        if (c.ceiling()) {
+            out.printf(Locale.ROOT, "pread ceiling: %d untimed warm-up pass%s, then %d timed pass%s per round, as the loader's "
+                    + "epochs%n", ceilingWarmups(c), ceilingWarmups(c) == 1 ? "" : "es", c.epochs(), c.epochs() == 1 ? "" : "es");
+        }
         out.printf(Locale.ROOT, "%-" + LABEL + "s %12s %10s %10s %9s %8s%n", "reader", "records/s", "GB/s", "x ceiling", "CPU s/GB",
                 "GPU busy");
         List<Row> rows = new ArrayList<>();
@@ -352,17 +357,35 @@ public final class RandomReadBench {
         String dropNote = null;
         double[] gbps = new double[c.rounds()];
         double[] cpu = new double[c.rounds()];
+        for (int w = 0; w < ceilingWarmups(c); w++) { // untimed, as the loader rows' warm-up: JIT, threads, first touches
+            ceiling(col, c.threads(), direct);
+        }
         for (int r = 0; r < c.rounds(); r++) {
             dropNote = c.dropCaches() ? firstNonNull(dropNote, PageCache.drop()) : null;
             long cpu0 = CpuTime.processNanos();
             long t0 = System.nanoTime();
-            long bytes = ceiling(col, c.threads(), direct);
+            long bytes = 0;
+            for (int e = 0; e < c.epochs(); e++) { // as many passes as the loader's timed epochs per round
+                bytes += ceiling(col, c.threads(), direct);
+            }
             long wall = System.nanoTime() - t0;
             gbps[r] = bytes / (double) wall;
             cpu[r] = cpuPerGb(cpu0, bytes);
         }
         ceilings[direct ? 1 : 0] = row("pread", null, null, col, gbps, cpu, direct);
         return dropNote;
+    }
+
+    /**
+     * Untimed passes of the {@code pread} ceiling before its timed rounds: the loader rows' warm-up epochs, and at least
+     * one (a ceiling measured cold, its threads and code paths new, made loader rows look several times "x ceiling").
+     * With dropped caches every timed round still starts cold: the drop comes after the warm-up.
+     *
+     * @param c the run
+     * @return passes, at least 1
+     */
+    static int ceilingWarmups(Config c) {
+        return Math.max(1, c.warmupEpochs());
     }
 
     /** @return the pread ceiling read the way {@code r} read (null where not measured) */

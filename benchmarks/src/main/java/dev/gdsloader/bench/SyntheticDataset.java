@@ -1,6 +1,9 @@
 package dev.gdsloader.bench;
 
 import dev.gdsloader.formats.DType;
+import dev.gdsloader.formats.StagedFiles;
+import dev.gdsloader.formats.raw.RawShard;
+import java.nio.charset.StandardCharsets;
 import dev.gdsloader.formats.arrow.ArrowWriter;
 import dev.gdsloader.formats.manifest.DatasetManifest;
 import dev.gdsloader.formats.manifest.ShardFormat;
@@ -25,6 +28,11 @@ import java.util.SplittableRandom;
  * Writes synthetic {@code .npy} shards for benchmarks: {@code data-NNNNN.npy}, each {@code uint8
  * [records, recordBytes]}, filled with seeded pseudo-random bytes (so every byte is checkable and no
  * compression or deduplication flatters the numbers). Stateless and thread-safe.
+ *
+ * <p>Every file is written under a hidden staged name in the directory and put in place by one
+ * {@link StagedFiles#commit}, {@code dataset.json} last; old shards are removed only then. A run that
+ * fails or is stopped before the commit leaves the directory's previous dataset as it was (see
+ * {@link StagedFiles} for a process killed inside the commit).
  */
 public final class SyntheticDataset {
     private SyntheticDataset() {
@@ -51,7 +59,7 @@ public final class SyntheticDataset {
      * @param shards number of shards, &ge; 1
      * @param recordBytes bytes per record, &ge; 1
      * @param seed seed of the byte stream
-     * @param replace replace existing {@code data-*.npy} shards in {@code dir} instead of refusing
+     * @param replace replace existing {@code data-*} shards in {@code dir} (once the new ones are complete) instead of refusing
      * @return the shard files written, in order
      * @throws IOException on a write failure, or if {@code dir} already holds shards and {@code replace} is false
      * @throws IllegalArgumentException if the sizes leave a shard with no records
@@ -103,22 +111,39 @@ public final class SyntheticDataset {
             throw new IllegalArgumentException("cannot make " + shards + " shards of " + recordBytes
                     + "-byte records from " + totalBytes + " bytes: every shard needs at least one record");
         }
-        ShardFormats.claim(dir, "data", replace);
-        Files.deleteIfExists(dir.resolve(DatasetManifest.FILE_NAME));
-        Files.createDirectories(dir);
+        if (!replace) {
+            ShardFormats.claim(dir, "data", false); // refuses existing shards; deletes nothing
+        }
         long recordsPerShard = totalBytes / shards / recordBytes;
         long bytes = recordsPerShard * recordBytes;
         if ((format == ShardFormat.SAFETENSORS || format == ShardFormat.ARROW) && bytes > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException(format.jsonName() + " shards are written from memory: " + bytes
                     + " bytes per shard is too many; use more shards");
         }
+        try (StagedFiles staged = StagedFiles.in(dir)) {
+            List<Path> old = ShardFormats.existing(dir, "data"); // removed by the commit, once the new shards are complete
+            List<Path> files = writeShards(staged, recordsPerShard, recordBytes, shards, seed, dataAlignment, format);
+            DatasetManifest.Builder manifest = DatasetManifest.builder(format).column("data", DType.UINT8, recordBytes);
+            for (Path f : files) {
+                manifest.shard(f.getFileName().toString(), "data", recordsPerShard);
+            }
+            byte[] json = manifest.build(staged::locate).toJson().getBytes(StandardCharsets.UTF_8);
+            staged.commit(old, DatasetManifest.FILE_NAME, json);
+            return files;
+        }
+    }
+
+    /** Writes every shard (and raw sidecar) to its staged name; returns the final paths, in order. */
+    private static List<Path> writeShards(StagedFiles staged, long recordsPerShard, int recordBytes, int shards, long seed,
+                                          int dataAlignment, ShardFormat format) throws IOException {
+        long bytes = recordsPerShard * recordBytes;
         SplittableRandom rnd = new SplittableRandom(seed);
         ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
         List<Path> files = new ArrayList<>();
-        DatasetManifest.Builder manifest = DatasetManifest.builder(format).column("data", DType.UINT8, recordBytes);
         long[] shape = {recordsPerShard, recordBytes};
         for (int s = 0; s < shards; s++) {
-            Path f = dir.resolve(String.format("data-%05d%s", s, format.suffix()));
+            String name = String.format("data-%05d%s", s, format.suffix());
+            Path f = staged.stage(name);
             switch (format) {
                 case NPY -> {
                     try (NpyWriter w = NpyWriter.create(f, DType.UINT8, shape, dataAlignment)) {
@@ -134,6 +159,7 @@ public final class SyntheticDataset {
                             }
                         });
                     }
+                    staged.stage(RawShard.sidecarOf(Path.of(name)).toString()); // == sidecarOf(f), renamed with it
                     RawWriter.writeSidecar(f, DType.UINT8, new long[] {recordBytes}, recordsPerShard);
                 }
                 case SAFETENSORS -> {
@@ -153,10 +179,8 @@ public final class SyntheticDataset {
                 }
                 default -> throw new IllegalStateException(format.toString());
             }
-            manifest.shard(f.getFileName().toString(), "data", recordsPerShard);
-            files.add(f);
+            files.add(staged.dir().resolve(name));
         }
-        manifest.build(dir).write(dir);
         return files;
     }
 

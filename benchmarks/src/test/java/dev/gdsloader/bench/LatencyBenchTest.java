@@ -28,6 +28,8 @@ class LatencyBenchTest {
     void autoSaysWhichPathItChoseOnceAndTheLoggerLevelIsRestored() throws Exception {
         SyntheticDataset.generate(dir, 1 << 20, 2, 4096, 5);
         Logger log = Logger.getLogger(GdsLoader.class.getName());
+        Level unset = log.getLevel();
+        log.setLevel(Level.INFO); // as -Dgdsloader.log=INFO: gds-loader logs WARNING and above by default
         Level before = log.getLevel();
         List<String> lines = new CopyOnWriteArrayList<>();
         Handler h = new Handler() {
@@ -56,6 +58,7 @@ class LatencyBenchTest {
         }
         assertEquals(1, lines.size(), "one INFO line for three loaders built: " + lines);
         assertEquals(before, log.getLevel());
+        log.setLevel(unset);
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("heap allocated per batch"), out.toString(StandardCharsets.UTF_8));
     }
 }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -77,8 +78,11 @@ final class BenchCommand implements Callable<Integer>, RangedOptions {
             Checks.usableOutputDir("--out", out);
         }
         if (data != null) {
-            options.capBatchAt(dev.gdsloader.loader.dataset.Dataset.open(data).dataBytes(), System.out);
-            return report(options.config(data));
+            List<String> columns = ArrowColumns.loadable(data, System.out); // all but dictionary-encoded Arrow columns
+            options.capBatchAt(dev.gdsloader.loader.dataset.Dataset.open(data, columns).dataBytes(), System.out);
+            BenchConfig c = options.config(data);
+            return report(new BenchConfig(c.data(), c.paths(), c.batchBytes(), c.loader().withColumns(columns), c.dropCaches(),
+                    c.verify(), c.rounds()));
         }
         options.capBatchAt(size / 8 / 150528 * 150528 * 8, System.out);
         Path generated = Files.createTempDirectory(base, "gdsloader-bench-");

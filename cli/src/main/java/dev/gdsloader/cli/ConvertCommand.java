@@ -20,7 +20,8 @@ final class ConvertCommand {
     /** {@code gdsloader convert idx}: IDX (MNIST format) files to shards. */
     @Command(name = "idx", mixinStandardHelpOptions = true, commandListHeading = "",
             description = "Convert IDX files (MNIST / Fashion-MNIST, .gz or plain) into <out>/<split>/<column>-NNNNN.<ext> "
-                    + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy, plus <out>/<split>/dataset.json.")
+                    + "shards, e.g. train-images-idx3-ubyte.gz -> <out>/train/images-00000.npy, plus <out>/<split>/dataset.json. "
+                    + "The columns of one split must hold the same number of records (images and their labels).")
     static final class Idx implements Callable<Integer> {
         @Option(names = {"-o", "--out"}, required = true, description = "output directory")
         Path out;
@@ -29,7 +30,8 @@ final class ConvertCommand {
                 description = "records per shard (default: ${DEFAULT-VALUE})")
         long recordsPerShard;
 
-        @Option(names = "--overwrite", description = "replace existing shards of the same split and column")
+        @Option(names = "--overwrite", description = "replace existing shards of the same split and column, once the new ones "
+                + "are complete (a stopped run leaves the old ones)")
         boolean overwrite;
 
         @Option(names = "--format", defaultValue = "npy", converter = GenerateCommand.FormatConverter.class,
@@ -61,9 +63,11 @@ final class ConvertCommand {
                 }
                 IdxToNpy.checkOutput(f, out, overwrite, format);
             }
-            for (Path f : files) {
-                List<Path> written = IdxToNpy.convert(f, out, recordsPerShard, overwrite, format);
-                System.out.println(f.getFileName() + " -> " + written.size() + " shards in "
+            java.util.Map<Path, List<Path>> all = StagedRun.run("convert idx", out,
+                    () -> IdxToNpy.convertAll(files, out, recordsPerShard, overwrite, format));
+            for (java.util.Map.Entry<Path, List<Path>> e : all.entrySet()) {
+                List<Path> written = e.getValue();
+                System.out.println(e.getKey().getFileName() + " -> " + written.size() + " shards in "
                         + (written.isEmpty() ? out : written.get(0).getParent()));
             }
             return 0;

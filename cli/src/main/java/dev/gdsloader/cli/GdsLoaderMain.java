@@ -33,6 +33,12 @@ public final class GdsLoaderMain {
     public static void main(String[] args) {
         // one line per log record: "INFO: gdsloader path ..." (java.util.logging.SimpleFormatter)
         System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s: %5$s%6$s%n");
+        try { // gds-loader's own log lines: WARNING and above unless -Dgdsloader.log=INFO (or FINE) asks for more
+            dev.gdsloader.memory.GdsLogging.init();
+        } catch (IllegalArgumentException e) {
+            System.err.println("gdsloader: " + e.getMessage());
+            System.exit(2);
+        }
         QUIET_ARROW.setLevel(java.util.logging.Level.WARNING); // Arrow Java's allocator chatter
         ONE_LINE_GRPC.setFilter(r -> {
             if (r.getThrown() != null) {

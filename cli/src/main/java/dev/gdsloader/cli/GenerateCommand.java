@@ -42,7 +42,8 @@ final class GenerateCommand implements Callable<Integer>, RangedOptions {
             description = "npy, raw (.bin + .bin.json sidecar), safetensors or arrow (default: ${DEFAULT-VALUE}); dataset.json is written beside")
     dev.gdsloader.formats.manifest.ShardFormat format;
 
-    @Option(names = "--overwrite", description = "replace existing data-* shards (any format) and dataset.json in the output directory")
+    @Option(names = "--overwrite", description = "replace existing data-* shards (any format) and dataset.json in the output directory, "
+            + "once the new ones are complete (a stopped run leaves the old dataset)")
     boolean overwrite;
 
     /** The shard count's range (declared: a value beyond an int names it). */
@@ -59,33 +60,8 @@ final class GenerateCommand implements Callable<Integer>, RangedOptions {
     @Override
     public Integer call() throws Exception {
         validate(); // before anything is created
-        boolean madeOut = !java.nio.file.Files.exists(out); // the generator makes it: an interruption takes it back, if empty
-        // stopped by a signal (SIGTERM, Ctrl-C) before the manifest: the shards written so far go, and the user hears so
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread cleanup = new Thread(() -> {
-            if (!done.get()) {
-                stopped.set(true);
-                System.err.println("gdsloader generate: interrupted: " + cleanUp(out, madeOut));
-            }
-        }, "gdsloader-generate-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        List<Path> files;
-        try {
-            files = SyntheticDataset.generate(out, size, shards, (int) recordBytes, seed, overwrite, (int) align, format);
-        } catch (java.io.IOException | RuntimeException e) {
-            if (stopped.get()) { // the JVM is exiting and removed the files under the writer: its error is not news
-                Thread.currentThread().join();
-            }
-            throw e;
-        } finally {
-            done.set(true);
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs now; done is set, so it leaves the files alone only if generation had finished
-            }
-        }
+        List<Path> files = StagedRun.run("generate", out,
+                () -> SyntheticDataset.generate(out, size, shards, (int) recordBytes, seed, overwrite, (int) align, format));
         long bytes = 0;
         for (Path f : files) {
             for (var l : dev.gdsloader.loader.dataset.Dataset.openShards(f, "data")) {
@@ -96,46 +72,6 @@ final class GenerateCommand implements Callable<Integer>, RangedOptions {
                 + (bytes < size ? " (--size " + ByteSize.format(size) + " rounded down to whole " + recordBytes
                         + "-byte records per shard)" : ""));
         return 0;
-    }
-
-    /**
-     * Removes what an interrupted run wrote: the generator's shard files, and the output directory itself if this run
-     * made it and nothing else is in it.
-     *
-     * @param dir the output directory
-     * @param madeByThisRun whether it did not exist before this run
-     * @return one line saying what was removed
-     */
-    static String cleanUp(Path dir, boolean madeByThisRun) {
-        String line = "removed " + removeShards(dir) + " incomplete shard file(s) from " + dir;
-        if (madeByThisRun) {
-            try {
-                if (java.nio.file.Files.deleteIfExists(dir)) {
-                    line += ", and the directory, which this run had made";
-                }
-            } catch (java.io.IOException e) { // not empty (e.g. dataset.json written at the end) or not ours to remove
-                line += "; the directory stays (" + e.getClass().getSimpleName() + ")";
-            }
-        }
-        return line;
-    }
-
-    /** @return how many {@code data-NNNNN*} files (the generator's shards and sidecars) were deleted from {@code dir} */
-    static int removeShards(Path dir) {
-        int n = 0;
-        if (!java.nio.file.Files.isDirectory(dir)) {
-            return 0; // stopped before the directory was made
-        }
-        try (java.nio.file.DirectoryStream<Path> ds = java.nio.file.Files.newDirectoryStream(dir, "data-[0-9][0-9][0-9][0-9][0-9]*")) {
-            for (Path f : ds) {
-                if (java.nio.file.Files.deleteIfExists(f)) {
-                    n++;
-                }
-            }
-        } catch (java.io.IOException e) {
-            System.err.println("gdsloader generate: could not remove the incomplete shards in " + dir + ": " + e.getMessage());
-        }
-        return n;
     }
 
     /** Checks every option, and the free space, before the output directory is touched. */

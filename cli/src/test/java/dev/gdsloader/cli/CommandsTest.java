@@ -2,6 +2,7 @@ package dev.gdsloader.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -108,6 +109,23 @@ class CommandsTest {
         Dataset d = Dataset.open(train);
         assertEquals(5, d.recordCount());
         assertTrue(r.out().contains("train-images-idx3-ubyte.gz -> 3 shards"), r.toString());
+    }
+
+    @Test
+    void convertIdxRefusesImagesAndLabelsOfDifferentCountsNamingBothAndWritesNothing() throws IOException {
+        Path images = Files.write(dir.resolve("train-images-idx3-ubyte.gz"), idxUbyte(new int[] {4, 2, 3}, new byte[24]));
+        Path lbls = Files.write(dir.resolve("train-labels-idx1-ubyte.gz"), idxUbyte(new int[] {6}, new byte[6]));
+        Path out = dir.resolve("mismatch");
+        CommandRun r = CommandRun.execute(new ConvertCommand(), "idx", "--out", out.toString(), images.toString(), lbls.toString());
+        assertEquals(2, r.exitCode(), r.toString());
+        assertTrue(r.err().contains(images + " holds 4 records but " + lbls + " holds 6"), r.toString());
+        assertFalse(Files.exists(out.resolve("train").resolve("images-00000.npy")), "nothing written: " + r);
+        // a split that already lists 4 images refuses 6 labels added later, naming the manifest's count
+        assertEquals(0, CommandRun.execute(new ConvertCommand(), "idx", "--out", out.toString(), images.toString()).exitCode());
+        CommandRun later = CommandRun.execute(new ConvertCommand(), "idx", "--out", out.toString(), lbls.toString());
+        assertEquals(2, later.exitCode(), later.toString());
+        assertTrue(later.err().contains("lists 4 records of column 'images' but " + lbls + " holds 6"), later.toString());
+        assertFalse(Files.exists(out.resolve("train").resolve("labels-00000.npy")), later.toString());
     }
 
     @Test

@@ -47,6 +47,43 @@ class GdsLoaderMainProcessTest {
         return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
     }
 
+    /** Issue 21: no INFO lines unless asked for ({@code -Dgdsloader.log=INFO}); a bad level is one line, exit 2. */
+    @Test
+    void infoLinesAreOffByDefaultAndTheLogPropertyRaisesThem() throws Exception {
+        Path data = dir.resolve("data");
+        assertEquals(0, CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "1MiB", "--shards", "2",
+                "--record-bytes", "4096").exitCode());
+        // latency builds loaders with path AUTO, whose INFO line says which path it chose
+        String[] bench = {"latency", data.toString(), "--batch-size", "16", "--epochs", "1", "--no-direct"};
+        Result quiet = main(bench);
+        assertEquals(0, quiet.exit(), quiet.toString());
+        assertTrue(quiet.err().lines().noneMatch(l -> l.startsWith("INFO: ")), "no INFO lines by default: " + quiet);
+        Result verbose = mainWith(List.of("-Dgdsloader.log=INFO"), bench);
+        assertEquals(0, verbose.exit(), verbose.toString());
+        assertTrue(verbose.err().lines().anyMatch(l -> l.startsWith("INFO: gdsloader path ")), verbose.toString());
+        Result bad = mainWith(List.of("-Dgdsloader.log=loud"), bench);
+        assertEquals(2, bad.exit(), bad.toString());
+        assertEquals("gdsloader: gdsloader.log must be a java.util.logging level (SEVERE, WARNING, INFO, CONFIG, FINE, FINER, "
+                + "FINEST, OFF, ALL), got 'loud'", bad.err().strip(), bad.toString());
+    }
+
+    /** Issue 21: without {@code --add-opens java.base/java.nio}, the loader names the flag at build (not later, elsewhere). */
+    @Test
+    void aMissingAddOpensIsNamedAtTheStart() throws Exception {
+        Path data = dir.resolve("flags");
+        assertEquals(0, CommandRun.execute(new GenerateCommand(), "--out", data.toString(), "--size", "1MiB", "--shards", "2",
+                "--record-bytes", "4096").exitCode());
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), GdsLoaderMain.class.getName(),
+                "bench", data.toString(), "--threads", "2", "--batch-bytes", "256KiB", "--io-size", "64KiB"));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "a hang guard only");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(2, p.exitValue(), out);
+        assertTrue(out.contains("needs the JVM flag --add-opens=java.base/java.nio=ALL-UNNAMED"), out);
+        assertTrue(out.contains("@bin/jvm-flags"), out);
+    }
+
     @Test
     void benchOnADirectoryWithoutShardsExitsTwoWithOneLineNamingIt() throws Exception {
         Path empty = Files.createDirectories(dir.resolve("no-shards"));

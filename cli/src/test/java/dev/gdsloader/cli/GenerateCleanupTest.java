@@ -2,6 +2,7 @@ package dev.gdsloader.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -9,38 +10,42 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** What an interrupted {@code generate} removes: the generator's own shard files, nothing else in the directory. */
+/** What an interrupted {@code generate} or {@code convert} removes: its staged files, nothing else in the directory. */
 class GenerateCleanupTest {
     @TempDir
     Path dir;
 
     @Test
-    void removesTheGeneratorsShardsAndSidecarsOnly() throws Exception {
-        for (String f : new String[] {"data-00000.npy", "data-00001.bin", "data-00001.bin.json", "data-notes.txt", "other.npy"}) {
-            Files.writeString(dir.resolve(f), f);
+    void stoppingAbortsTheStagedFilesOnlyAndKeepsThePreviousDataset() throws Exception {
+        Path out = Files.createDirectories(dir.resolve("found"));
+        Files.writeString(out.resolve("data-00000.npy"), "previous");
+        Files.writeString(out.resolve("notes.txt"), "mine");
+        dev.gdsloader.formats.StagedFiles staged = dev.gdsloader.formats.StagedFiles.in(out);
+        Files.writeString(staged.stage("data-00000.npy"), "new, unfinished");
+        Files.writeString(staged.stage("data-00001.npy"), "new, unfinished");
+        assertEquals("removed 2 staged file(s) of the unfinished dataset; " + out + " keeps its previous files",
+                StagedRun.stop(out, false));
+        try (var files = Files.list(out)) {
+            assertEquals(java.util.List.of("data-00000.npy", "notes.txt"),
+                    files.map(p -> p.getFileName().toString()).sorted().toList());
         }
-        assertEquals(3, GenerateCommand.removeShards(dir));
-        assertFalse(Files.exists(dir.resolve("data-00000.npy")));
-        assertFalse(Files.exists(dir.resolve("data-00001.bin.json")));
-        assertTrue(Files.exists(dir.resolve("data-notes.txt")));
-        assertTrue(Files.exists(dir.resolve("other.npy")));
-        assertEquals(0, GenerateCommand.removeShards(dir.resolve("missing")), "a missing directory: nothing removed");
+        assertEquals("previous", Files.readString(out.resolve("data-00000.npy")));
+        assertThrows(IllegalStateException.class, () -> staged.commit(java.util.List.of(), null, null),
+                "an aborted staging cannot be committed afterwards");
     }
 
     @Test
-    void anInterruptedRunRemovesTheOutputDirectoryItMadeWhenEmptyAndKeepsOneItFound() throws Exception {
-        Path made = Files.createDirectories(dir.resolve("made"));
-        Files.write(made.resolve("data-00000.npy"), new byte[8]);
-        String line = GenerateCommand.cleanUp(made, true);
+    void anInterruptedRunRemovesTheEmptyDirectoriesItMadeAndKeepsOneHoldingFiles() throws Exception {
+        Path made = dir.resolve("made");
+        dev.gdsloader.formats.StagedFiles staged = dev.gdsloader.formats.StagedFiles.in(made.resolve("train"));
+        Files.write(staged.stage("images-00000.npy"), new byte[8]);
+        String line = StagedRun.stop(made, true);
         assertFalse(Files.exists(made), line);
-        assertEquals("removed 1 incomplete shard file(s) from " + made + ", and the directory, which this run had made", line);
-        Path found = Files.createDirectories(dir.resolve("found"));
-        Files.write(found.resolve("data-00000.npy"), new byte[8]);
-        assertEquals("removed 1 incomplete shard file(s) from " + found, GenerateCommand.cleanUp(found, false));
-        assertTrue(Files.isDirectory(found));
+        assertTrue(line.endsWith(", and the directory, which this run had made and left empty, is removed"), line);
         Path busy = Files.createDirectories(dir.resolve("busy"));
         Files.write(busy.resolve("notes.txt"), new byte[1]);
-        assertTrue(GenerateCommand.cleanUp(busy, true).endsWith("; the directory stays (DirectoryNotEmptyException)"));
+        assertEquals("the new files in " + busy + " were complete and are kept; the directory holds other files and stays",
+                StagedRun.stop(busy, true));
         assertTrue(Files.exists(busy.resolve("notes.txt")));
     }
 

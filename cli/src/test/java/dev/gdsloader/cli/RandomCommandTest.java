@@ -94,6 +94,7 @@ class RandomCommandTest {
         assertTrue(Double.parseDouble(field(j, "records_per_s")) > 0, j);
         assertTrue(r.out().lines().anyMatch(l -> l.startsWith("reader") && l.endsWith("GPU busy")), r.toString());
         assertTrue(r.out().contains("1 round, 3 timed epochs per round after 1 warm-up"), r.toString()); // the header says so
+        assertTrue(r.out().lines().noneMatch(l -> l.startsWith("pread ceiling:")), "--no-ceiling: " + r);
         CommandRun zero = CommandRun.execute(new RandomCommand(), "--paths", "HOST", "--epochs", "0", data.toString());
         assertEquals(2, zero.exitCode(), zero.toString());
         assertTrue(zero.err().contains("--epochs"), zero.toString());
@@ -112,6 +113,9 @@ class RandomCommandTest {
         double ratio = Double.parseDouble(field(rows.get(1), "gbps")) / Double.parseDouble(field(rows.get(0), "gbps"));
         assertEquals(ratio, Double.parseDouble(field(rows.get(1), "x_ceiling")), ratio * 1e-3, r.toString());
         assertEquals(64, Integer.parseInt(field(rows.get(1), "batch_records")), r.toString());
+        // issue 21: the ceiling is warmed before it is timed, as the loader rows are (a cold ceiling made them 4-13x it)
+        assertTrue(r.out().contains("pread ceiling: 1 untimed warm-up pass, then 1 timed pass per round, as the loader's epochs"),
+                r.toString());
     }
 
     @Test

@@ -92,13 +92,20 @@ public final class ColumnView {
     }
 
     /**
-     * @return the data as a host memory segment of {@link #bytes()} bytes
-     * @throws IllegalStateException on a device path
+     * @return the data as a host memory segment of {@link #bytes()} bytes. A segment kept past the loader's
+     *     {@code close()} throws the JDK's {@code IllegalStateException("Already closed")} when read: take it from the
+     *     batch where it is read, so a closed loader is named (below)
+     * @throws IllegalStateException on a device path, or if the loader was closed with the batch held (naming the
+     *     batch: its memory was freed with the loader)
      */
     public MemorySegment hostSegment() {
         batch.ensureAccessible();
         if (column.host == null) {
             throw new IllegalStateException("column '" + column.name + "' is in device memory: use devicePointer()");
+        }
+        if (!column.host.scope().isAlive()) {
+            throw new IllegalStateException("column '" + column.name + "' of " + batch.describe() + " is no longer readable: "
+                    + "its loader was closed while the batch was held, and its memory was freed with it");
         }
         return column.host;
     }

@@ -66,6 +66,12 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     public static final int MAX_IO_THREADS = LoaderOptions.MAX_IO_THREADS;
     /** Largest single read, bytes (1 GiB, {@link LoaderOptions#MAX_IO_BYTES}). */
     public static final long MAX_IO_BYTES = LoaderOptions.MAX_IO_BYTES;
+    /**
+     * Records per batch when the builder is given none: 256, the default batch size of PyTorch's ImageNet training
+     * example ({@code pytorch/examples imagenet/main.py --batch-size}), a common size for image classification that
+     * fits a GPU's memory for 224x224x3 uint8 records (38.5 MB per batch). Set {@link Builder#batchSize} for others.
+     */
+    public static final int DEFAULT_BATCH_SIZE = 256;
 
     private final Dataset dataset;
     private final LoaderOptions options;
@@ -475,9 +481,14 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          *
          * @param records records per batch, &gt; 0
          * @return this
-         * @throws IllegalArgumentException if negative (0, not set, is refused by {@link #build()})
+         * @throws IllegalArgumentException if not positive (not calling this at all leaves the batch size unset, and
+         *     {@link #build()} takes {@link GdsLoader#DEFAULT_BATCH_SIZE})
          */
         public Builder batchSize(int records) {
+            if (records < 1) {
+                throw new IllegalArgumentException("batchSize must be > 0 records, got " + records
+                        + " (leave it unset for the default, " + DEFAULT_BATCH_SIZE + ")");
+            }
             options = options.withBatchSize(records);
             return this;
         }
@@ -747,14 +758,18 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          * @return the loader, owned by the caller
          * @throws IOException if the dataset cannot be read (naming file and offset) or GDS was requested
          *     and a shard cannot be registered
-         * @throws IllegalArgumentException on invalid options (a batch size not set, a saved state that does not match)
+         * @throws IllegalArgumentException on invalid options (a saved state that does not match)
+         * @throws dev.gdsloader.memory.MissingJvmFlagException if the JVM lacks
+         *     {@code --add-opens=java.base/java.nio=ALL-UNNAMED} (Arrow Java's memory needs it: checked first)
          * @throws dev.gdsloader.memory.MemoryBudgetException if the ring does not fit the allocator's budget or an
          *     ancestor's (naming the budget, the request and who holds the rest)
          * @throws IllegalStateException if the requested path is not possible here (with the reason)
          * @throws dev.gdsloader.cuda.CudaException if device or pinned memory cannot be allocated
          */
         public GdsLoader build() throws IOException {
-            LoaderOptions o = options.requireBatchSize();
+            dev.gdsloader.memory.GdsLogging.init(); // WARNING unless -Dgdsloader.log raises it
+            dev.gdsloader.memory.JvmFlags.requireArrowMemoryAccess("the loader (Arrow Java reads its Arrow shards)");
+            LoaderOptions o = (options.batchSize() == 0 ? options.withBatchSize(DEFAULT_BATCH_SIZE) : options).requireBatchSize();
             if (o.sampler().blockRecords() == 0) {
                 o = o.withSampler(o.sampler().withBlockRecords(o.batchSize()));
             }

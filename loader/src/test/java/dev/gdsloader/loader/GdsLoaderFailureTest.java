@@ -137,8 +137,10 @@ class GdsLoaderFailureTest {
             assertDoesNotThrow(loader::close);
             assertThrows(IllegalStateException.class, loader::iterator);
             // the held batch's memory was freed with the loader: touching it fails cleanly instead of reading freed memory
-            assertThrows(IllegalStateException.class,
+            IllegalStateException closed = assertThrows(IllegalStateException.class,
                     () -> held.column("images").hostSegment().get(ValueLayout.JAVA_BYTE, 0));
+            assertEquals("column 'images' of batch 0 of epoch 0 (records 0) is no longer readable: its loader was closed "
+                    + "while the batch was held, and its memory was freed with it", closed.getMessage());
             assertDoesNotThrow(held::close);
         });
     }

@@ -50,16 +50,17 @@ class GdsLoaderOptionsTest {
 
     @Test
     void batchSizeZeroIsRejectedNamingTheOption() {
-        IllegalArgumentException e = invalid(b -> b.batchSize(0));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GdsLoader.builder(dir).batchSize(0));
         assertTrue(e.getMessage().contains("batchSize"), e.getMessage());
         assertTrue(e.getMessage().contains("0"), e.getMessage());
     }
 
     @Test
-    void missingBatchSizeIsRejectedNamingTheOption() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> GdsLoader.builder(dir).path(ReadPath.HOST).build().close());
-        assertTrue(e.getMessage().contains("batchSize"), e.getMessage());
+    void aMissingBatchSizeTakesTheDocumentedDefault() throws Exception {
+        try (GdsLoader loader = GdsLoader.builder(dir).path(ReadPath.HOST).build()) { // issue 21: a default, 256
+            assertEquals(GdsLoader.DEFAULT_BATCH_SIZE, loader.options().batchSize());
+            assertEquals(256, GdsLoader.DEFAULT_BATCH_SIZE);
+        }
     }
 
     @Test

@@ -2,8 +2,8 @@ package dev.gdsloader.formats.arrow;
 
 import dev.gdsloader.formats.DType;
 import java.io.IOException;
+import dev.gdsloader.formats.AtomicFiles;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -53,12 +53,13 @@ public final class ArrowWriter {
     }
 
     /**
-     * @param file the file to write (replaced)
+     * @param file the file to write (replaced when complete)
      * @param columns the columns, all with the same number of rows
      * @param rowsPerBatch most rows per record batch, &ge; 1
      * @throws IllegalArgumentException if the columns disagree on rows, a data length is not a whole number of
      *     records, or a dtype has no Arrow equivalent here
-     * @throws IOException if writing fails (the partial file is deleted)
+     * @throws IOException if writing fails (the target is then not touched: the file is written to a hidden
+     *     temporary name beside it and renamed over it when complete)
      */
     public static void write(Path file, List<ColumnData> columns, int rowsPerBatch) throws IOException {
         if (rowsPerBatch < 1 || columns.isEmpty()) {
@@ -78,10 +79,10 @@ public final class ArrowWriter {
             rows = r;
             fields.add(field(c));
         }
+        Path tmp = AtomicFiles.tempSibling(file);
         try (BufferAllocator alloc = new RootAllocator();
              VectorSchemaRoot root = VectorSchemaRoot.create(new Schema(fields), alloc);
-             FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                     StandardOpenOption.WRITE);
+             FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE);
              ArrowFileWriter w = new ArrowFileWriter(root, null, ch)) {
             w.start();
             for (long first = 0; first < rows; first += rowsPerBatch) {
@@ -94,7 +95,13 @@ public final class ArrowWriter {
             }
             w.end();
         } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(file);
+            AtomicFiles.deleteQuietly(tmp, e);
+            throw e;
+        }
+        try {
+            AtomicFiles.publish(tmp, file);
+        } catch (IOException | RuntimeException e) {
+            AtomicFiles.deleteQuietly(tmp, e);
             throw e;
         }
     }

@@ -473,6 +473,19 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
          * @throws IOException if a shard file is missing or cannot be read
          */
         public DatasetManifest build(Path dir) throws IOException {
+            return build(dir::resolve);
+        }
+
+        /**
+         * As {@link #build(Path)}, reading each shard where {@code locate} says it is now (a staged file not yet
+         * renamed to its listed name: {@link dev.gdsloader.formats.StagedFiles#locate}).
+         *
+         * @param locate maps a shard's listed path (relative to the dataset directory) to the file to read
+         * @return the manifest, listing the shards by their given paths
+         * @throws IllegalArgumentException as for the {@link DatasetManifest} constructor
+         * @throws IOException if a shard file is missing or cannot be read
+         */
+        public DatasetManifest build(java.util.function.Function<String, Path> locate) throws IOException {
             List<ShardEntry> placeholders = new ArrayList<>();
             for (int i = 0; i < shardSpecs.size(); i++) {
                 placeholders.add(new ShardEntry(shardSpecs.get(i)[0], shardSpecs.get(i)[1],
@@ -482,7 +495,7 @@ public record DatasetManifest(ShardFormat format, List<ColumnEntry> columns,
             List<ShardEntry> shards = new ArrayList<>();
             for (int i = 0; i < shardSpecs.size(); i++) {
                 String[] spec = shardSpecs.get(i);
-                Path p = dir.resolve(spec[0]);
+                Path p = locate.apply(spec[0]);
                 shards.add(new ShardEntry(spec[0], spec[1], shardRecords.get(i), Files.size(p),
                         crc32c(p)));
             }

@@ -1,11 +1,11 @@
 package dev.gdsloader.formats.npy;
 
+import dev.gdsloader.formats.AtomicFiles;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.Shapes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
@@ -17,20 +17,25 @@ import java.util.Objects;
  *
  * <p>Usage: {@link #create} writes the header, {@link #write(ByteBuffer)} appends little-endian
  * C-order data bytes, {@link #close()} checks that exactly {@code product(shape) * itemSize}
- * bytes were written. The writer owns the file channel it opens and closes it in
+ * bytes were written. The bytes go to a hidden temporary file in the target's directory
+ * ({@link dev.gdsloader.formats.AtomicFiles#tempSibling}), renamed over the target by a
+ * {@link #close()} that finds the array complete: the target is never a partial array. The
+ * writer owns the file channel and the temporary file, and closes (or deletes) them in
  * {@link #close()}. Not thread-safe: use from one thread at a time.
  */
 public final class NpyWriter implements AutoCloseable {
 
     private final Path file;
+    private final Path tmp;
     private final FileChannel channel;
     private final long dataOffset;
     private final long expectedBytes;
     private long written;
     private boolean closed;
 
-    private NpyWriter(Path file, FileChannel channel, long dataOffset, long expectedBytes) {
+    private NpyWriter(Path file, Path tmp, FileChannel channel, long dataOffset, long expectedBytes) {
         this.file = file;
+        this.tmp = tmp;
         this.channel = channel;
         this.dataOffset = dataOffset;
         this.expectedBytes = expectedBytes;
@@ -40,14 +45,14 @@ public final class NpyWriter implements AutoCloseable {
      * Creates (or truncates) {@code file} and writes the header for an array of {@code dtype}
      * and {@code shape}.
      *
-     * @param file the file to write; an existing file is replaced
+     * @param file the file to write; an existing file is replaced when the array is complete
      * @param dtype element type
      * @param shape array shape in elements per axis ({@code []} for a 0-d array); copied
      * @return a writer positioned at the start of the data section; the caller must close it
      * @throws IllegalArgumentException if a shape entry is negative or the data size overflows
      * @throws UnsupportedOperationException if NumPy has no such dtype
      *     ({@link DType#hasNumpyDescr()} is false); the file is then not touched
-     * @throws IOException if the file cannot be created or written (the file is then deleted)
+     * @throws IOException if the file cannot be created or written (the target is then not touched)
      */
     public static NpyWriter create(Path file, DType dtype, long[] shape) throws IOException {
         return create(file, dtype, shape, NpyHeaderEncoder.ARRAY_ALIGN);
@@ -58,14 +63,14 @@ public final class NpyWriter implements AutoCloseable {
      * bytes (the header is padded with spaces, which NumPy accepts): 4096 lays records of 4 KiB multiples on
      * storage blocks for direct reads.
      *
-     * @param file the file to write; an existing file is replaced
+     * @param file the file to write; an existing file is replaced when the array is complete
      * @param dtype element type
      * @param shape array shape
      * @param dataAlignment data alignment in bytes, a multiple of 64 up to 65536
      * @return a writer positioned at the start of the data section; the caller must close it
      * @throws IllegalArgumentException if the alignment is not a multiple of 64 in 64..65536, or as above
      * @throws UnsupportedOperationException if NumPy has no such dtype; the file is then not touched
-     * @throws IOException if the file cannot be created or written (the file is then deleted)
+     * @throws IOException if the file cannot be created or written (the target is then not touched)
      */
     public static NpyWriter create(Path file, DType dtype, long[] shape, int dataAlignment) throws IOException {
         Objects.requireNonNull(file, "file");
@@ -76,25 +81,28 @@ public final class NpyWriter implements AutoCloseable {
         long[] dims = shape.clone();
         long expected = Shapes.byteSize(dims, dtype.itemSize());
         byte[] header = NpyHeaderEncoder.encode(dtype, dims, dataAlignment);
-        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        Path tmp = AtomicFiles.tempSibling(file);
+        FileChannel channel = null;
         try {
+            channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
             writeFully(channel, ByteBuffer.wrap(header));
         } catch (IOException | RuntimeException e) {
             try {
-                channel.close();
+                if (channel != null) {
+                    channel.close();
+                }
             } finally {
-                Files.deleteIfExists(file);
+                AtomicFiles.deleteQuietly(tmp, e);
             }
             throw e;
         }
-        return new NpyWriter(file, channel, header.length, expected);
+        return new NpyWriter(file, tmp, channel, header.length, expected);
     }
 
     /**
      * Writes a whole array to a {@code .npy} file.
      *
-     * @param file the file to write; an existing file is replaced
+     * @param file the file to write; an existing file is replaced when the array is complete
      * @param dtype element type
      * @param shape array shape in elements per axis
      * @param data exactly {@code product(shape) * dtype.itemSize()} little-endian C-order bytes;
@@ -102,7 +110,7 @@ public final class NpyWriter implements AutoCloseable {
      * @throws IllegalArgumentException if {@code data.length} is not the array's byte size (the
      *     file is then not touched), or the shape is invalid
      * @throws UnsupportedOperationException if NumPy has no such dtype; the file is then not touched
-     * @throws IOException if writing fails (the file is then deleted)
+     * @throws IOException if writing fails (the target is then not touched)
      */
     public static void write(Path file, DType dtype, long[] shape, byte[] data) throws IOException {
         long expected = Shapes.byteSize(shape, dtype.itemSize());
@@ -162,11 +170,12 @@ public final class NpyWriter implements AutoCloseable {
     }
 
     /**
-     * Closes the file. Idempotent: later calls do nothing.
+     * Closes the file and, if the array is complete, renames it over the target. Idempotent:
+     * later calls do nothing.
      *
      * @throws IOException if the number of data bytes written differs from
-     *     {@link #expectedDataBytes()} (the incomplete file is then deleted), or closing fails
-     *     (the file is then deleted too)
+     *     {@link #expectedDataBytes()} (the incomplete file is then deleted and the target not
+     *     touched), or closing or renaming fails (likewise)
      */
     @Override
     public void close() throws IOException {
@@ -174,17 +183,16 @@ public final class NpyWriter implements AutoCloseable {
             return;
         }
         closed = true;
-        boolean complete = written == expectedBytes;
         try {
             channel.close();
-        } catch (IOException e) {
-            Files.deleteIfExists(file);
+            if (written != expectedBytes) {
+                throw new IOException(file + ": wrote " + written + " data bytes but the array needs "
+                        + expectedBytes + "; the incomplete file was deleted");
+            }
+            AtomicFiles.publish(tmp, file);
+        } catch (IOException | RuntimeException e) {
+            AtomicFiles.deleteQuietly(tmp, e);
             throw e;
-        }
-        if (!complete) {
-            Files.deleteIfExists(file);
-            throw new IOException(file + ": wrote " + written + " data bytes but the array needs "
-                    + expectedBytes + "; the incomplete file was deleted");
         }
     }
 

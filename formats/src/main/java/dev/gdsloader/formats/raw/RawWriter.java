@@ -4,13 +4,13 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gdsloader.formats.AtomicFiles;
 import dev.gdsloader.formats.DType;
 import dev.gdsloader.formats.Shapes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
@@ -19,9 +19,9 @@ import java.util.Objects;
  * Writes raw shards: the record bytes to the shard file and the JSON sidecar described in
  * {@link RawShard} next to it.
  *
- * <p>The sidecar is written last, to a temporary file in the same directory that is then
- * renamed over {@link RawShard#sidecarOf(Path)} (atomically where the file system allows), so a
- * reader never sees a partial sidecar. Stateless and thread-safe; concurrent writes to the same
+ * <p>Each file is written to a hidden temporary file in the same directory and renamed over its
+ * name when complete (atomically where the file system allows), the shard first and the sidecar
+ * last, so a reader never sees a partial shard or sidecar. Stateless and thread-safe; concurrent writes to the same
  * shard are not coordinated.
  */
 public final class RawWriter {
@@ -62,18 +62,20 @@ public final class RawWriter {
         long count = recordBytes == 0 ? 0 : data.length / recordBytes;
         byte[] sidecar = sidecarJson(dtype, shape, recordBytes, count);
         Path sidecarFile = RawShard.sidecarOf(binFile);
+        Path tmp = AtomicFiles.tempSibling(binFile);
         try {
-            try (FileChannel ch = FileChannel.open(binFile, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
                 ByteBuffer src = ByteBuffer.wrap(data);
                 while (src.hasRemaining()) {
                     ch.write(src);
                 }
             }
-            dev.gdsloader.formats.AtomicFiles.replace(sidecarFile, sidecar);
+            AtomicFiles.publish(tmp, binFile);
+            AtomicFiles.replace(sidecarFile, sidecar);
         } catch (IOException | RuntimeException e) {
-            deleteQuietly(binFile, e);
-            deleteQuietly(sidecarFile, e);
+            AtomicFiles.deleteQuietly(tmp, e);
+            AtomicFiles.deleteQuietly(binFile, e);
+            AtomicFiles.deleteQuietly(sidecarFile, e);
             throw e;
         }
     }
@@ -103,7 +105,7 @@ public final class RawWriter {
             throw new IllegalArgumentException(count + " records of " + recordBytes
                     + " bytes overflow a long", e);
         }
-        dev.gdsloader.formats.AtomicFiles.replace(RawShard.sidecarOf(binFile),
+        AtomicFiles.replace(RawShard.sidecarOf(binFile),
                 sidecarJson(dtype, shape, recordBytes, count));
     }
 
@@ -126,11 +128,4 @@ public final class RawWriter {
         }
     }
 
-    private static void deleteQuietly(Path p, Exception primary) {
-        try {
-            Files.deleteIfExists(p);
-        } catch (IOException e) {
-            primary.addSuppressed(e);
-        }
-    }
 }

@@ -22,6 +22,13 @@ import java.util.function.Predicate;
  * record batch one run ({@link ArrowIpcFile}). The writer writes IPC files ({@link ArrowWriter}).
  */
 final class ArrowFormat implements ShardFileFormat {
+    /** Dictionary-encoded columns: their values live in dictionary batches, which the loader does not read. */
+    @Override
+    public List<String> unloadableColumns(Path file) throws IOException {
+        return ArrowIpcFile.open(file).schema().getFields().stream().filter(f -> f.getDictionary() != null)
+                .map(org.apache.arrow.vector.types.pojo.Field::getName).toList();
+    }
+
     @Override
     public String name() {
         return "arrow";

@@ -37,6 +37,18 @@ public interface ShardFileFormat {
     List<String> suffixes();
 
     /**
+     * The columns of a shard file that the loader cannot read at all in this format (Arrow's dictionary-encoded columns),
+     * for a caller that loads the others by name, as the API does when given columns. Reads the file's header only.
+     *
+     * @param file a shard file of this format
+     * @return those columns' names, in file order; empty for most formats and files
+     * @throws IOException if the header cannot be read (a {@link FormatException} naming file and offset)
+     */
+    default List<String> unloadableColumns(Path file) throws IOException {
+        return List.of();
+    }
+
+    /**
      * @return suffixes of the files that belong beside a shard (the raw format's {@code .bin.json} sidecar), empty for
      *     most formats; a writer that claims a directory treats them as part of the shard
      */

@@ -113,20 +113,7 @@ public final class ShardFormats {
      *     the first files), or deleting them fails
      */
     public static void claim(Path dir, String column, boolean replace) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            return;
-        }
-        List<String> all = new ArrayList<>();
-        for (ShardFileFormat f : ALL) {
-            all.addAll(f.suffixes());
-            all.addAll(f.sidecarSuffixes());
-        }
-        Pattern own = Pattern.compile(Pattern.quote(column) + "(-\\d+)?" + all.stream().map(Pattern::quote)
-                .collect(Collectors.joining("|", "(", ")")));
-        List<Path> existing;
-        try (Stream<Path> s = Files.list(dir)) {
-            existing = s.filter(p -> own.matcher(p.getFileName().toString()).matches()).sorted().toList();
-        }
+        List<Path> existing = existing(dir, column);
         if (existing.isEmpty()) {
             return;
         }
@@ -137,6 +124,31 @@ public final class ShardFormats {
         }
         for (Path p : existing) {
             Files.delete(p);
+        }
+    }
+
+    /**
+     * The shard files (and sidecars) of one column in a directory, in any registered format: {@code <column>.<suffix>}
+     * and {@code <column>-<digits>.<suffix>}. Reads the listing only.
+     *
+     * @param dir the directory (missing: no files)
+     * @param column the column name
+     * @return the files, sorted by name
+     * @throws IOException if the directory cannot be listed
+     */
+    public static List<Path> existing(Path dir, String column) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<String> all = new ArrayList<>();
+        for (ShardFileFormat f : ALL) {
+            all.addAll(f.suffixes());
+            all.addAll(f.sidecarSuffixes());
+        }
+        Pattern own = Pattern.compile(Pattern.quote(column) + "(-\\d+)?" + all.stream().map(Pattern::quote)
+                .collect(Collectors.joining("|", "(", ")")));
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> own.matcher(p.getFileName().toString()).matches()).sorted().toList();
         }
     }
 }

@@ -9,8 +9,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import dev.gdsloader.formats.AtomicFiles;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
@@ -51,7 +51,8 @@ public final class SafetensorsWriter {
      *     an unpaired UTF-16 surrogate, the header would exceed
      *     {@link SafetensorsFile#DEFAULT_HEADER_CAP} bytes, or the total size overflows a long;
      *     the file is then not touched
-     * @throws IOException if writing fails (the file is then deleted)
+     * @throws IOException if writing fails (the target is then not touched: the bytes go to a hidden
+     *     temporary file beside it, renamed over it when complete)
      */
     public static void write(Path file, Map<String, TensorData> tensors,
             Map<String, String> metadata) throws IOException {
@@ -60,19 +61,18 @@ public final class SafetensorsWriter {
         byte[] header = header(tensors, metadata);
         ByteBuffer length = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN)
                 .putLong(0, header.length);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            writeFully(ch, length);
-            writeFully(ch, ByteBuffer.wrap(header));
-            for (TensorData t : tensors.values()) {
-                writeFully(ch, ByteBuffer.wrap(t.littleEndianBytes()));
+        Path tmp = AtomicFiles.tempSibling(file);
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                writeFully(ch, length);
+                writeFully(ch, ByteBuffer.wrap(header));
+                for (TensorData t : tensors.values()) {
+                    writeFully(ch, ByteBuffer.wrap(t.littleEndianBytes()));
+                }
             }
+            AtomicFiles.publish(tmp, file);
         } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            AtomicFiles.deleteQuietly(tmp, e);
             throw e;
         }
     }

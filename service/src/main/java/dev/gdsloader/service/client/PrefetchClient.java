@@ -438,11 +438,15 @@ public final class PrefetchClient implements Iterable<RemoteBatch>, AutoCloseabl
          * Connects and asks the server about the request ({@code GetFlightInfo}), which checks it as a stream would.
          *
          * @return the client, owned by the caller
+         * @throws dev.gdsloader.memory.MissingJvmFlagException if the JVM lacks
+         *     {@code --add-opens=java.base/java.nio=ALL-UNNAMED} (Arrow Java's memory needs it: checked before connecting)
          * @throws PrefetchServiceException naming what was wrong: the connection (a server UNAVAILABLE for all of
          *     {@link #reconnectTimeout}: {@code prefetch server HOST:PORT unavailable: ... (retried for N ms)}), or the server's refusal (unknown
          *     dataset, an option the server refuses such as a batch size not set), with the Flight status code
          */
         public PrefetchClient open() {
+            dev.gdsloader.memory.GdsLogging.init(); // WARNING unless -Dgdsloader.log raises it
+            dev.gdsloader.memory.JvmFlags.requireArrowMemoryAccess("the prefetch client (Arrow Flight)");
             PrefetchClient c = new PrefetchClient(this);
             try {
                 c.resumeFrom = resume;

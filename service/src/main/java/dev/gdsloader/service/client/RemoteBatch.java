@@ -43,6 +43,8 @@ public final class RemoteBatch implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<RemoteBatch> REF_COUNT =
             AtomicIntegerFieldUpdater.newUpdater(RemoteBatch.class, "refCount");
 
+    /** Set when the client (or its epoch) released the batch on closing, for the use-after-release message. */
+    private volatile boolean releasedByClose;
     private final long epoch;
     private final long index;
     private final long[] records;
@@ -219,7 +221,9 @@ public final class RemoteBatch implements AutoCloseable {
      */
     void ensureAccessible() {
         if (refCount == 0) {
-            throw new IllegalReferenceCountException(this + " was already released: its memory is no longer readable");
+            throw new IllegalReferenceCountException(this + (releasedByClose
+                    ? " was released when its client (or epoch) closed with the batch held" : " was already released")
+                    + ": its memory is no longer readable");
         }
     }
 
@@ -246,6 +250,7 @@ public final class RemoteBatch implements AutoCloseable {
 
     /** Releases the batch whatever its count (the client closing with batches still held). */
     void releaseAll() {
+        releasedByClose = true;
         int n = REF_COUNT.getAndSet(this, 0);
         if (n > 0) {
             releaser.release(this, null);

@@ -174,6 +174,8 @@ class FaultsTest {
             }
         };
         Logger log = Logger.getLogger("dev.gdsloader.service.client");
+        java.util.logging.Level level = log.getLevel();
+        log.setLevel(java.util.logging.Level.INFO); // as -Dgdsloader.log=INFO: gds-loader logs WARNING and above by default
         log.addHandler(said);
         java.util.concurrent.CompletableFuture<PrefetchClient> opening;
         try {
@@ -183,6 +185,7 @@ class FaultsTest {
             assertTrue(retrying.await(Await.HANG.toSeconds(), TimeUnit.SECONDS), "the client said it retries");
         } finally {
             log.removeHandler(said);
+            log.setLevel(level);
         }
         assertTrue(!opening.isDone(), "open() returned without a server"); // it is retrying: nothing listens yet
         try (PrefetchServer server = PrefetchServer.builder(root).port(port).start();
