@@ -66,12 +66,8 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
     public static final int MAX_IO_THREADS = LoaderOptions.MAX_IO_THREADS;
     /** Largest single read, bytes (1 GiB, {@link LoaderOptions#MAX_IO_BYTES}). */
     public static final long MAX_IO_BYTES = LoaderOptions.MAX_IO_BYTES;
-    /**
-     * Records per batch when the builder is given none: 256, the default batch size of PyTorch's ImageNet training
-     * example ({@code pytorch/examples imagenet/main.py --batch-size}), a common size for image classification that
-     * fits a GPU's memory for 224x224x3 uint8 records (38.5 MB per batch). Set {@link Builder#batchSize} for others.
-     */
-    public static final int DEFAULT_BATCH_SIZE = 256;
+    /** Records per batch when the builder is given none (256, {@link LoaderOptions#DEFAULT_BATCH_SIZE}). */
+    public static final int DEFAULT_BATCH_SIZE = LoaderOptions.DEFAULT_BATCH_SIZE;
 
     private final Dataset dataset;
     private final LoaderOptions options;
@@ -485,11 +481,7 @@ public final class GdsLoader implements Iterable<Batch>, AutoCloseable {
          *     {@link #build()} takes {@link GdsLoader#DEFAULT_BATCH_SIZE})
          */
         public Builder batchSize(int records) {
-            if (records < 1) {
-                throw new IllegalArgumentException("batchSize must be > 0 records, got " + records
-                        + " (leave it unset for the default, " + DEFAULT_BATCH_SIZE + ")");
-            }
-            options = options.withBatchSize(records);
+            options = options.withBatchSize(LoaderOptions.requirePositiveBatchSize(records));
             return this;
         }
 

@@ -60,6 +60,25 @@ public record LoaderOptions(int batchSize, SamplerOptions sampler, ReadPath path
     public static final int MAX_IO_THREADS = 256;
     /** Largest single read, bytes (1 GiB). */
     public static final long MAX_IO_BYTES = 1L << 30;
+    /**
+     * Records per batch when none is given: 256, the default batch size of PyTorch's ImageNet training example
+     * ({@code pytorch/examples imagenet/main.py --batch-size}), a common size for image classification that fits a
+     * GPU's memory for 224x224x3 uint8 records (38.5 MB per batch).
+     */
+    public static final int DEFAULT_BATCH_SIZE = 256;
+
+    /**
+     * @param records a batch size asked for explicitly
+     * @return {@code records}
+     * @throws IllegalArgumentException if not positive (naming the default, which an unset batch size takes)
+     */
+    static int requirePositiveBatchSize(int records) {
+        if (records < 1) {
+            throw new IllegalArgumentException("batchSize must be > 0 records, got " + records
+                    + " (leave it unset for the default, " + DEFAULT_BATCH_SIZE + ")");
+        }
+        return records;
+    }
 
     /** The one JSON mapping of options and saved states: case-insensitive enums, strict numbers, unknown fields refused. */
     static final ObjectMapper JSON = JsonMapper.builder()
