@@ -106,6 +106,9 @@ final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
             ERRNO);
+    /** {@code getpid()}: the cheapest call there is, used for its return into Java ({@link MappedFaults#settle}). */
+    static final MethodHandle GETPID = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("getpid").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT));
     static final MethodHandle CLOSE = LINKER.downcallHandle(
             LINKER.defaultLookup().find("close").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),

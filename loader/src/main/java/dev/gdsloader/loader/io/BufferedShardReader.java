@@ -2,62 +2,96 @@ package dev.gdsloader.loader.io;
 
 import dev.gdsloader.posix.PosixFile;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
- * A shard read through the page cache, each piece's exact bytes, by buffered {@code pread} (retried on {@code EINTR},
- * continued after partial reads).
+ * A shard read through the page cache, each piece's exact bytes: pieces under {@link #MAP_BELOW} bytes are copied
+ * from a read-only mapping of the file ({@code mmap}, no system call per piece), larger ones are read with a
+ * buffered {@code pread} (one call moves a lot, and the kernel's read-ahead serves streaming). For hot small records
+ * the mapping is the cheapest read by far (on the 2-core build machine, 784-byte records at random, 4 threads:
+ * 3.53 M records/s copied from a mapping against 1.34 M by {@code pread}); it is what PyTorch's DataLoader reads
+ * through with {@code np.load(mmap_mode='r')}.
  *
- * <p>Pieces were once copied from a read-only mapping of the shard (no system call per piece: about 4x the records/s
- * of {@code pread} for hot 784-byte records). A file cut below the mapped length while it was read then faulted
- * ({@code SIGBUS}); HotSpot raises that as an asynchronous {@link InternalError} at the thread's next safepoint poll,
- * which may fall outside any {@code catch} around the copy, so it killed I/O threads (which the pool replaced, in a
- * loop) or reached the consumer without a file name (issue 21, finding 8). A {@code pread} past the new end of the
- * file returns fewer bytes instead, which {@link StagedReads} reports as an {@link IOException} naming the file and
- * offset.
+ * <p>A file cut below the mapped length while it is read faults inside the copy; HotSpot may raise that
+ * {@link InternalError} asynchronously, after this method returned. {@link StagedReads} therefore copies a group of
+ * pieces inside one {@code try} that ends with {@link dev.gdsloader.posix.MappedFaults#settle()}, and turns the error
+ * into an {@link IOException} naming the file and offset ({@link #sizeNow()} tells which file shrank).
  *
- * <p>Thread-safe: pieces are read concurrently. Owned by the engine's {@link OpenFiles}; {@link #close()} closes the
- * descriptor, after all I/O has stopped.
+ * <p>Thread-safe: pieces are read concurrently. Owned by the engine's {@link OpenFiles}; {@link #close()} unmaps
+ * and closes the descriptor, after all I/O has stopped.
  */
 final class BufferedShardReader implements ShardReader {
-    private final PosixFile file;
+    /** Pieces smaller than this many bytes are copied from the mapping; larger ones are read with {@code pread}. */
+    static final long MAP_BELOW = 256 << 10;
 
-    private BufferedShardReader(PosixFile file) {
+    private final PosixFile file;
+    private final Arena arena;
+    private final MemorySegment map;
+
+    private BufferedShardReader(PosixFile file, Arena arena, MemorySegment map) {
         this.file = file;
+        this.arena = arena;
+        this.map = map;
     }
 
     /**
-     * Opens {@code file} buffered.
+     * Opens {@code file} buffered and maps it whole, as long as it is now.
      *
      * @param file the shard
      * @return the reader, owned by the caller
-     * @throws IOException naming the file if it cannot be opened
+     * @throws IOException naming the file if it cannot be opened or mapped
      */
     static BufferedShardReader open(Path file) throws IOException {
         return open(PosixFile.openForRead(file, false));
     }
 
     /**
-     * A reader over an open file: every piece is read with {@code pread} from this very descriptor (not by the path,
-     * which may name another file by now).
+     * Maps an open file whole, as long as it is now: the very file the descriptor is of, reopened through its
+     * {@code /proc/self/fd} entry (not by its path, which may name another file by now).
      *
-     * @param f the shard, open; the reader owns it from now on
+     * @param f the shard, open; the reader owns it from now on (closed here if mapping fails)
      * @return the reader, owned by the caller
+     * @throws IOException naming the file if it cannot be mapped
      */
-    static BufferedShardReader open(PosixFile f) {
-        return new BufferedShardReader(f);
+    @SuppressWarnings("MustBeClosedChecker") // the arena goes to the reader, or is closed below on failure
+    static BufferedShardReader open(PosixFile f) throws IOException {
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(Path.of("/proc/self/fd", Integer.toString(f.fd())), StandardOpenOption.READ)) {
+            return new BufferedShardReader(f, arena, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            f.close();
+            throw new IOException(f.path() + ": cannot map for reading: " + e.getMessage(), e);
+        }
     }
 
     /**
      * {@inheritDoc}
      *
-     * @return bytes read; fewer than {@code length} only at the end of the file as it is now (a file cut while it is
-     *     read gives a short count here, never a fault)
+     * @return bytes read; fewer than {@code length} only at the end of the file as it was mapped or as it is now
+     * @throws InternalError possibly later, at this thread's next poll: a mapped piece of a file cut while it was read
+     *     (see the class comment)
      */
     @Override
     public long read(MemorySegment base, long offset, long length, long fileOffset) throws IOException {
-        return file.read(base, offset, length, fileOffset);
+        if (length >= MAP_BELOW) {
+            return file.read(base, offset, length, fileOffset);
+        }
+        long n = Math.max(0, Math.min(length, map.byteSize() - fileOffset));
+        if (n > 0) {
+            MemorySegment.copy(map, fileOffset, base, offset, n);
+        }
+        return n;
+    }
+
+    /** @return the file's size now, bytes ({@code statx} on the descriptor) */
+    @Override
+    public long sizeNow() throws IOException {
+        return file.identity().size();
     }
 
     @Override
@@ -72,6 +106,10 @@ final class BufferedShardReader implements ShardReader {
 
     @Override
     public void close() {
-        file.close();
+        try {
+            arena.close();
+        } finally {
+            file.close();
+        }
     }
 }

@@ -32,6 +32,15 @@ interface ShardReader extends AutoCloseable {
     Path path();
 
     /**
+     * @return the bytes the shard's file holds now, to tell which file was cut when a group of reads failed; the
+     *     default, {@link Long#MAX_VALUE}, for readers whose bytes cannot shrink under them
+     * @throws IOException naming the file if its size cannot be read
+     */
+    default long sizeNow() throws IOException {
+        return Long.MAX_VALUE;
+    }
+
+    /**
      * @return true if reads need no alignment (a buffered descriptor, or decoded bytes): a piece is read exactly,
      *     straight to where it is wanted; false for {@code O_DIRECT}, whose reads cover 4 KiB-aligned ranges
      */

@@ -9,6 +9,7 @@ import dev.gdsloader.loader.spi.EngineConfig;
 import dev.gdsloader.loader.spi.IoEngine;
 import dev.gdsloader.loader.spi.SlotLayout;
 import dev.gdsloader.loader.spi.SlotLoad;
+import dev.gdsloader.posix.MappedFaults;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
@@ -252,6 +253,36 @@ final class StagedReads implements AutoCloseable {
 
         @Override
         public long run(int from, int to) throws IOException {
+            try {
+                long total = read(from, to);
+                MappedFaults.settle(); // a fault of a mapped copy above is raised here at the latest, inside this try
+                return total;
+            } catch (InternalError e) {
+                throw cut(from, to, e);
+            }
+        }
+
+        /**
+         * @return the error naming the first file of pieces {@code [from, to)} that is now shorter than a piece needs
+         * @throws InternalError {@code e} itself, if no file was cut (it did not come from a mapped copy)
+         */
+        private IOException cut(int from, int to, InternalError e) throws IOException {
+            for (int i = from; i < to; i++) {
+                ShardReader f = files.acquire(column[i], shard[i]);
+                try {
+                    long size = f.sizeNow();
+                    if (size < useTo[i]) {
+                        return new IOException(f.path() + ": cut to " + size + " bytes while it was read: " + length[i]
+                                + " bytes at offset " + fileOffset[i] + " are gone (file truncated while loading?)");
+                    }
+                } finally {
+                    files.release(column[i], shard[i]);
+                }
+            }
+            throw e;
+        }
+
+        private long read(int from, int to) throws IOException {
             long total = 0;
             for (int i = from; i < to; i++) {
                 int c = column[i];
